@@ -1,0 +1,214 @@
+// Package matrix holds smoothanon's data model: a compact sparse binary
+// user×feature matrix in CSR form, and its Parquet encoding.
+//
+// A row is a user: a string id and a sorted set of uint32 feature ids. Ids are
+// kept exactly as they are in the input (they need not be contiguous), so every
+// release names the same users and features as its input.
+package matrix
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// Matrix is a sparse binary matrix in compressed-sparse-row form.
+// Row i is user Users[i] with features Features[Offsets[i]:Offsets[i+1]],
+// sorted ascending and without repeats.
+type Matrix struct {
+	Users    []string
+	Offsets  []int64 // len(Users)+1, Offsets[0] == 0
+	Features []uint32
+}
+
+// New returns an empty matrix with room for rows users and entries features.
+func New(rows, entries int) *Matrix {
+	m := &Matrix{
+		Users:    make([]string, 0, rows),
+		Offsets:  make([]int64, 1, rows+1),
+		Features: make([]uint32, 0, entries),
+	}
+	return m
+}
+
+// NumRows is the number of users.
+func (m *Matrix) NumRows() int { return len(m.Users) }
+
+// NumEntries is the number of (user, feature) pairs.
+func (m *Matrix) NumEntries() int64 { return int64(len(m.Features)) }
+
+// Row returns the sorted feature ids of row i. The slice aliases the matrix.
+func (m *Matrix) Row(i int) []uint32 { return m.Features[m.Offsets[i]:m.Offsets[i+1]] }
+
+// Append adds a row, sorting and deduplicating a copy of feats. It returns
+// the number of repeated feature ids it dropped.
+func (m *Matrix) Append(user string, feats []uint32) int {
+	if len(m.Offsets) == 0 {
+		m.Offsets = append(m.Offsets, 0)
+	}
+	start := len(m.Features)
+	m.Features = append(m.Features, feats...)
+	row := m.Features[start:]
+	dropped := 0
+	if !isStrictlySorted(row) {
+		slices.Sort(row)
+		u := slices.Compact(row)
+		dropped = len(row) - len(u)
+		m.Features = m.Features[:start+len(u)]
+	}
+	m.Users = append(m.Users, user)
+	m.Offsets = append(m.Offsets, int64(len(m.Features)))
+	return dropped
+}
+
+func isStrictlySorted(s []uint32) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i] <= s[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// Validate checks the CSR invariants: offsets consistent, every row sorted
+// and free of repeats.
+func (m *Matrix) Validate() error {
+	if len(m.Offsets) != len(m.Users)+1 {
+		return fmt.Errorf("matrix: %d offsets for %d rows", len(m.Offsets), len(m.Users))
+	}
+	if m.Offsets[0] != 0 || m.Offsets[len(m.Users)] != int64(len(m.Features)) {
+		return fmt.Errorf("matrix: offsets span [%d,%d], features %d", m.Offsets[0], m.Offsets[len(m.Users)], len(m.Features))
+	}
+	for i := range m.Users {
+		if m.Offsets[i+1] < m.Offsets[i] {
+			return fmt.Errorf("matrix: row %d (%q): decreasing offsets", i, m.Users[i])
+		}
+		if !isStrictlySorted(m.Row(i)) {
+			return fmt.Errorf("matrix: row %d (%q): features not sorted and unique", i, m.Users[i])
+		}
+	}
+	return nil
+}
+
+// Clone returns a deep copy.
+func (m *Matrix) Clone() *Matrix {
+	return &Matrix{
+		Users:    slices.Clone(m.Users),
+		Offsets:  slices.Clone(m.Offsets),
+		Features: slices.Clone(m.Features),
+	}
+}
+
+// Permute returns a new matrix whose row i is row order[i] of m.
+func (m *Matrix) Permute(order []int) *Matrix {
+	out := New(len(order), len(m.Features))
+	for _, r := range order {
+		out.Users = append(out.Users, m.Users[r])
+		out.Features = append(out.Features, m.Row(r)...)
+		out.Offsets = append(out.Offsets, int64(len(out.Features)))
+	}
+	return out
+}
+
+// SortedByUser returns the rows ordered by user id (the canonical order).
+// It returns m itself when it is already in that order.
+func (m *Matrix) SortedByUser() *Matrix {
+	if sort.StringsAreSorted(m.Users) {
+		return m
+	}
+	order := make([]int, len(m.Users))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return m.Users[order[a]] < m.Users[order[b]] })
+	return m.Permute(order)
+}
+
+// Equal reports whether two matrices hold the same rows in the same order.
+func (m *Matrix) Equal(o *Matrix) bool {
+	return slices.Equal(m.Users, o.Users) && slices.Equal(m.Offsets, o.Offsets) && slices.Equal(m.Features, o.Features)
+}
+
+// NumColumns is the number of distinct feature ids that occur.
+func (m *Matrix) NumColumns() int {
+	seen := make(map[uint32]struct{})
+	for _, f := range m.Features {
+		seen[f] = struct{}{}
+	}
+	return len(seen)
+}
+
+// DedupePolicy says what to do with a user id that occurs on several rows.
+type DedupePolicy int
+
+const (
+	// DedupeRefuse makes a repeated user id an error (the default).
+	DedupeRefuse DedupePolicy = iota
+	// DedupeUnion merges the rows of a repeated user id into one row holding
+	// the union of their features, at the first occurrence.
+	DedupeUnion
+)
+
+// ParseDedupePolicy parses the --dedupe flag: "refuse" or "union".
+func ParseDedupePolicy(s string) (DedupePolicy, error) {
+	switch s {
+	case "", "refuse":
+		return DedupeRefuse, nil
+	case "union":
+		return DedupeUnion, nil
+	}
+	return 0, fmt.Errorf("invalid dedupe policy %q (want refuse or union)", s)
+}
+
+// DuplicateUserError reports a user id that occurs on two rows.
+type DuplicateUserError struct {
+	User        string
+	First, Then int // row numbers
+}
+
+func (e *DuplicateUserError) Error() string {
+	return fmt.Sprintf("duplicate user id %q at rows %d and %d (use --dedupe=union to merge)", e.User, e.First, e.Then)
+}
+
+// Dedupe applies policy to repeated user ids. It returns the matrix (m itself
+// when nothing repeats) and the number of rows merged away.
+func Dedupe(m *Matrix, policy DedupePolicy) (*Matrix, int, error) {
+	first := make(map[string]int, len(m.Users))
+	var dups []int
+	for i, u := range m.Users {
+		if j, ok := first[u]; ok {
+			if policy == DedupeRefuse {
+				return nil, 0, &DuplicateUserError{User: u, First: j, Then: i}
+			}
+			dups = append(dups, i)
+			continue
+		}
+		first[u] = i
+	}
+	if len(dups) == 0 {
+		return m, 0, nil
+	}
+	extra := make(map[int][]uint32) // first row -> features of its later rows
+	for _, i := range dups {
+		j := first[m.Users[i]]
+		extra[j] = append(extra[j], m.Row(i)...)
+	}
+	isDup := make(map[int]bool, len(dups))
+	for _, i := range dups {
+		isDup[i] = true
+	}
+	out := New(len(m.Users)-len(dups), len(m.Features))
+	for i, u := range m.Users {
+		if isDup[i] {
+			continue
+		}
+		if e, ok := extra[i]; ok {
+			out.Append(u, append(slices.Clone(m.Row(i)), e...))
+		} else {
+			out.Users = append(out.Users, u)
+			out.Features = append(out.Features, m.Row(i)...)
+			out.Offsets = append(out.Offsets, int64(len(out.Features)))
+		}
+	}
+	return out, len(dups), nil
+}

@@ -1,0 +1,659 @@
+package matrix
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// The Parquet schema of a row: a required string user_id and the canonical
+// three-level LIST of feature ids (INT32 annotated unsigned), zstd-compressed.
+//
+//	message row {
+//	  required binary user_id (STRING);
+//	  optional group features (LIST) { repeated group list { required int32 element (INTEGER(32,false)); } }
+//	}
+//
+// The reader is more lenient: features may be INT32 or INT64, signed or not,
+// and a list may be null (an empty row); ids must lie in [0, 2^32).
+const (
+	ColUserID   = "user_id"
+	ColFeatures = "features"
+)
+
+// DefaultRowGroupRows is the number of rows per row group written; row groups
+// are the unit a reader splits work on.
+const DefaultRowGroupRows = 64 * 1024
+
+type parquetRow struct {
+	UserID   string   `parquet:"user_id"`
+	Features []uint32 `parquet:"features,list"`
+}
+
+// FileError is an error tied to an input file, and where known a row and column.
+type FileError struct {
+	Path   string
+	Row    int64 // 0-based row in the file, -1 if unknown
+	Column string
+	Err    error
+}
+
+func (e *FileError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Path)
+	if e.Row >= 0 {
+		fmt.Fprintf(&b, ": row %d", e.Row)
+	}
+	if e.Column != "" {
+		fmt.Fprintf(&b, ": column %s", e.Column)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// ListFiles expands an input spec into a sorted list of Parquet files. The
+// spec is a file, a directory (its *.parquet files), a glob, or several of
+// these separated by commas. It is an error for the spec to match nothing.
+func ListFiles(spec string) ([]string, error) {
+	var files []string
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		matches, err := filepath.Glob(part)
+		if err != nil {
+			return nil, fmt.Errorf("%s: bad glob: %v", part, err)
+		}
+		if len(matches) == 0 {
+			if _, err := os.Stat(part); err != nil {
+				return nil, fmt.Errorf("%s: no such file", part)
+			}
+			matches = []string{part}
+		}
+		for _, p := range matches {
+			st, err := os.Stat(p)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", p, err)
+			}
+			if st.IsDir() {
+				inner, err := filepath.Glob(filepath.Join(p, "*.parquet"))
+				if err != nil {
+					return nil, err
+				}
+				if len(inner) == 0 {
+					return nil, fmt.Errorf("%s: directory holds no *.parquet files", p)
+				}
+				files = append(files, inner...)
+				continue
+			}
+			files = append(files, p)
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%q: no input files", spec)
+	}
+	sort.Strings(files)
+	files = compactStrings(files)
+	return files, nil
+}
+
+func compactStrings(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// File is an open Parquet file of rows whose schema has been checked.
+type File struct {
+	Path string
+	f    *os.File
+	pf   *parquet.File
+
+	userCol, featCol     int  // leaf column indexes
+	featMaxDef           int  // definition level of a present feature id
+	featListDef          int  // definition level at which the list is present and non-empty
+	featKind             parquet.Kind
+	featSigned           bool
+	userIsStringOrBinary bool
+}
+
+// OpenFile opens a Parquet file and checks that it has a string user_id
+// column and an integer-list features column.
+func OpenFile(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &FileError{Path: path, Row: -1, Err: errors.Unwrap(err)}
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, &FileError{Path: path, Row: -1, Err: err}
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, &FileError{Path: path, Row: -1, Err: errors.New("is a directory")}
+	}
+	pf, err := openParquet(f, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, &FileError{Path: path, Row: -1, Err: fmt.Errorf("not a readable Parquet file: %v", err)}
+	}
+	pfile := &File{Path: path, f: f, pf: pf}
+	if err := pfile.checkSchema(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return pfile, nil
+}
+
+func openParquet(r io.ReaderAt, size int64) (pf *parquet.File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt file: %v", p)
+		}
+	}()
+	return parquet.OpenFile(r, size, parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true), parquet.ReadBufferSize(1<<20))
+}
+
+func (pf *File) schemaErr(col, format string, args ...any) error {
+	return &FileError{Path: pf.Path, Row: -1, Column: col, Err: fmt.Errorf(format, args...)}
+}
+
+func (pf *File) checkSchema() error {
+	root := pf.pf.Root()
+	var user, feats *parquet.Column
+	for _, c := range root.Columns() {
+		switch c.Name() {
+		case ColUserID:
+			user = c
+		case ColFeatures:
+			feats = c
+		}
+	}
+	if user == nil {
+		return pf.schemaErr(ColUserID, "missing column (schema has %s)", columnNames(root))
+	}
+	if feats == nil {
+		return pf.schemaErr(ColFeatures, "missing column (schema has %s)", columnNames(root))
+	}
+	if !user.Leaf() || user.Type().Kind() != parquet.ByteArray || user.Repeated() {
+		return pf.schemaErr(ColUserID, "wrong type %s, want a string", user.Type())
+	}
+	pf.userCol = user.Index()
+	// features: a list (any nesting of groups with exactly one repeated level)
+	// of integer leaves.
+	leaf := feats
+	for !leaf.Leaf() {
+		cs := leaf.Columns()
+		if len(cs) != 1 {
+			return pf.schemaErr(ColFeatures, "wrong type: want a LIST of integers")
+		}
+		leaf = cs[0]
+	}
+	if leaf.MaxRepetitionLevel() != 1 {
+		return pf.schemaErr(ColFeatures, "wrong type: want a LIST of integers, got repetition depth %d", leaf.MaxRepetitionLevel())
+	}
+	k := leaf.Type().Kind()
+	if k != parquet.Int32 && k != parquet.Int64 {
+		return pf.schemaErr(ColFeatures, "wrong element type %s, want INT32 or INT64", leaf.Type())
+	}
+	pf.featKind = k
+	pf.featSigned = true
+	if lt := leaf.Type().LogicalType(); lt != nil {
+		if it, ok := lt.Value.(*format.IntType); ok {
+			pf.featSigned = it.IsSigned
+		}
+	}
+	if ct := leaf.Type().ConvertedType(); ct != nil && (*ct == deprecated.Uint32 || *ct == deprecated.Uint64) {
+		pf.featSigned = false
+	}
+	pf.featCol = leaf.Index()
+	pf.featMaxDef = leaf.MaxDefinitionLevel()
+	// The definition level reached at the repeated node: a value with at least
+	// this level stands for an element slot (present or null).
+	pf.featListDef = 0
+	for c := feats; ; {
+		if !c.Required() {
+			pf.featListDef++
+		}
+		if c.Repeated() || c.Leaf() {
+			break
+		}
+		c = c.Columns()[0]
+	}
+	return nil
+}
+
+func columnNames(root *parquet.Column) string {
+	var names []string
+	for _, c := range root.Columns() {
+		names = append(names, c.Name())
+	}
+	if len(names) == 0 {
+		return "no columns"
+	}
+	return strings.Join(names, ", ")
+}
+
+// Close closes the file.
+func (pf *File) Close() error { return pf.f.Close() }
+
+// NumRows is the number of rows in the file.
+func (pf *File) NumRows() int64 { return pf.pf.NumRows() }
+
+// NumRowGroups is the number of row groups, the unit of split reading.
+func (pf *File) NumRowGroups() int { return len(pf.pf.RowGroups()) }
+
+// RowGroupRows is the number of rows in row group g.
+func (pf *File) RowGroupRows(g int) int64 { return pf.pf.RowGroups()[g].NumRows() }
+
+// RowFunc receives one row. The features slice is sorted, free of repeats and
+// reused after the call returns; user is a fresh string.
+type RowFunc func(user string, features []uint32) error
+
+// ReadRowGroup streams the rows of row group g to fn, in file order.
+func (pf *File) ReadRowGroup(g int, fn RowFunc) (err error) {
+	rgs := pf.pf.RowGroups()
+	if g < 0 || g >= len(rgs) {
+		return &FileError{Path: pf.Path, Row: -1, Err: fmt.Errorf("row group %d out of range [0,%d)", g, len(rgs))}
+	}
+	var rowBase int64
+	for i := 0; i < g; i++ {
+		rowBase += rgs[i].NumRows()
+	}
+	row := rowBase
+	defer func() {
+		if p := recover(); p != nil {
+			err = &FileError{Path: pf.Path, Row: row, Err: fmt.Errorf("corrupt data: %v", p)}
+		}
+	}()
+	rg := rgs[g]
+	chunks := rg.ColumnChunks()
+	users := newCursor(chunks[pf.userCol].Pages())
+	defer users.close()
+	feats := newCursor(chunks[pf.featCol].Pages())
+	defer feats.close()
+	var buf []uint32
+	n := rg.NumRows()
+	for i := int64(0); i < n; i++ {
+		row = rowBase + i
+		uv, err := users.next()
+		if err != nil {
+			return &FileError{Path: pf.Path, Row: row, Column: ColUserID, Err: truncErr(err)}
+		}
+		if uv.IsNull() {
+			return &FileError{Path: pf.Path, Row: row, Column: ColUserID, Err: errors.New("null user id")}
+		}
+		user := string(uv.ByteArray())
+		buf = buf[:0]
+		first := true
+		for {
+			if !first {
+				pv, ok, err := feats.peek()
+				if err != nil {
+					return &FileError{Path: pf.Path, Row: row, Column: ColFeatures, Err: truncErr(err)}
+				}
+				if !ok || pv.RepetitionLevel() == 0 {
+					break
+				}
+			}
+			v, err := feats.next()
+			if err != nil {
+				return &FileError{Path: pf.Path, Row: row, Column: ColFeatures, Err: truncErr(err)}
+			}
+			if first && v.RepetitionLevel() != 0 {
+				return &FileError{Path: pf.Path, Row: row, Column: ColFeatures, Err: errors.New("corrupt repetition levels")}
+			}
+			first = false
+			d := v.DefinitionLevel()
+			if d < pf.featListDef {
+				continue // null or empty list
+			}
+			if d < pf.featMaxDef {
+				return &FileError{Path: pf.Path, Row: row, Column: ColFeatures, Err: errors.New("null feature id")}
+			}
+			id, err := pf.featureID(v)
+			if err != nil {
+				return &FileError{Path: pf.Path, Row: row, Column: ColFeatures, Err: err}
+			}
+			buf = append(buf, id)
+		}
+		if !isStrictlySorted(buf) {
+			sortUnique(&buf)
+		}
+		if err := fn(user, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func truncErr(err error) error {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return errors.New("truncated column data")
+	}
+	return err
+}
+
+func (pf *File) featureID(v parquet.Value) (uint32, error) {
+	var x int64
+	switch pf.featKind {
+	case parquet.Int32:
+		if pf.featSigned {
+			x = int64(v.Int32())
+		} else {
+			x = int64(v.Uint32())
+		}
+	case parquet.Int64:
+		if pf.featSigned {
+			x = v.Int64()
+		} else {
+			u := v.Uint64()
+			if u > 1<<32-1 {
+				return 0, fmt.Errorf("feature id %d out of range [0, 2^32)", u)
+			}
+			x = int64(u)
+		}
+	}
+	if x < 0 || x > 1<<32-1 {
+		return 0, fmt.Errorf("feature id %d out of range [0, 2^32)", x)
+	}
+	return uint32(x), nil
+}
+
+func sortUnique(b *[]uint32) {
+	s := *b
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	*b = out
+}
+
+// ReadAll streams every row group to fn.
+func (pf *File) ReadAll(fn RowFunc) error {
+	for g := 0; g < pf.NumRowGroups(); g++ {
+		if err := pf.ReadRowGroup(g, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cursor walks the values of one column chunk across its pages.
+type cursor struct {
+	pages parquet.Pages
+	page  parquet.Page
+	vr    parquet.ValueReader
+	buf   []parquet.Value
+	pos   int
+	done  bool
+}
+
+func newCursor(p parquet.Pages) *cursor {
+	return &cursor{pages: p, buf: make([]parquet.Value, 0, 1024)}
+}
+
+func (c *cursor) fill() error {
+	for c.pos >= len(c.buf) {
+		if c.done {
+			return io.EOF
+		}
+		if c.vr == nil {
+			if c.page != nil {
+				parquet.Release(c.page)
+				c.page = nil
+			}
+			p, err := c.pages.ReadPage()
+			if err != nil {
+				if err == io.EOF {
+					c.done = true
+				}
+				return err
+			}
+			c.page = p
+			c.vr = p.Values()
+		}
+		n, err := c.vr.ReadValues(c.buf[:cap(c.buf)])
+		c.buf = c.buf[:n]
+		c.pos = 0
+		if err == io.EOF {
+			c.vr = nil
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cursor) next() (parquet.Value, error) {
+	if err := c.fill(); err != nil {
+		return parquet.Value{}, err
+	}
+	v := c.buf[c.pos]
+	c.pos++
+	return v, nil
+}
+
+func (c *cursor) peek() (parquet.Value, bool, error) {
+	if err := c.fill(); err != nil {
+		if err == io.EOF {
+			return parquet.Value{}, false, nil
+		}
+		return parquet.Value{}, false, err
+	}
+	return c.buf[c.pos], true, nil
+}
+
+func (c *cursor) close() {
+	if c.page != nil {
+		parquet.Release(c.page)
+	}
+	c.pages.Close()
+}
+
+// Read streams every row of every file matched by spec (see ListFiles) to fn,
+// in sorted file order.
+func Read(spec string, fn RowFunc) error {
+	files, err := ListFiles(spec)
+	if err != nil {
+		return err
+	}
+	for _, p := range files {
+		pf, err := OpenFile(p)
+		if err != nil {
+			return err
+		}
+		err = pf.ReadAll(fn)
+		pf.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadOptions control ReadMatrix.
+type ReadOptions struct {
+	// Dedupe says what to do with repeated user ids. Optional; default refuse.
+	Dedupe DedupePolicy
+	// AllowEmpty accepts an input with no rows. Optional; default false.
+	AllowEmpty bool
+}
+
+// ReadStats describes what ReadMatrix did.
+type ReadStats struct {
+	Files         int
+	MergedRows    int // rows merged away by DedupeUnion
+	DroppedRepeat int // repeated feature ids dropped inside rows
+}
+
+// ReadMatrix reads every row of spec into memory.
+func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
+	var st ReadStats
+	files, err := ListFiles(spec)
+	if err != nil {
+		return nil, st, err
+	}
+	st.Files = len(files)
+	m := New(0, 0)
+	for _, p := range files {
+		pf, err := OpenFile(p)
+		if err != nil {
+			return nil, st, err
+		}
+		err = pf.ReadAll(func(u string, f []uint32) error {
+			m.Users = append(m.Users, u)
+			m.Features = append(m.Features, f...)
+			m.Offsets = append(m.Offsets, int64(len(m.Features)))
+			return nil
+		})
+		pf.Close()
+		if err != nil {
+			return nil, st, err
+		}
+	}
+	if m.NumRows() == 0 && !opts.AllowEmpty {
+		return nil, st, fmt.Errorf("%s: empty input (no rows)", spec)
+	}
+	m2, merged, err := Dedupe(m, opts.Dedupe)
+	if err != nil {
+		return nil, st, fmt.Errorf("%s: %w", spec, err)
+	}
+	st.MergedRows = merged
+	return m2, st, nil
+}
+
+// Writer writes rows to a Parquet file. The file appears under its final
+// name only when Close succeeds; until then it is a hidden temporary in the
+// same directory, removed by Abort or a failed Close.
+type Writer struct {
+	path string
+	tmp  *os.File
+	w    *parquet.GenericWriter[parquetRow]
+	buf  []parquetRow
+	rows int64
+	err  error
+}
+
+// WriterOptions control a Writer.
+type WriterOptions struct {
+	// RowGroupRows is the number of rows per row group. Optional; default DefaultRowGroupRows.
+	RowGroupRows int64
+}
+
+// Create starts writing path.
+func Create(path string, opts WriterOptions) (*Writer, error) {
+	if opts.RowGroupRows <= 0 {
+		opts.RowGroupRows = DefaultRowGroupRows
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	w := parquet.NewGenericWriter[parquetRow](tmp,
+		parquet.Compression(&parquet.Zstd),
+		parquet.MaxRowsPerRowGroup(opts.RowGroupRows),
+		parquet.CreatedBy("smoothanon", "", ""),
+	)
+	return &Writer{path: path, tmp: tmp, w: w, buf: make([]parquetRow, 0, 1024)}, nil
+}
+
+// Write appends a row. features must be sorted and free of repeats; the
+// slice may be reused by the caller after Write returns.
+func (w *Writer) Write(user string, features []uint32) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.buf = append(w.buf, parquetRow{UserID: user, Features: append([]uint32(nil), features...)})
+	w.rows++
+	if len(w.buf) == cap(w.buf) {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *Writer) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if _, err := w.w.Write(w.buf); err != nil {
+		w.err = fmt.Errorf("%s: %w", w.path, err)
+		return w.err
+	}
+	clear(w.buf)
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// Rows is the number of rows written so far.
+func (w *Writer) Rows() int64 { return w.rows }
+
+// Close finishes the file, syncs it and renames it to its final name.
+func (w *Writer) Close() error {
+	if err := w.flush(); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.w.Close(); err != nil {
+		w.Abort()
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	if err := w.tmp.Sync(); err != nil {
+		w.Abort()
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	if err := w.tmp.Close(); err != nil {
+		os.Remove(w.tmp.Name())
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	if err := os.Rename(w.tmp.Name(), w.path); err != nil {
+		os.Remove(w.tmp.Name())
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Abort discards the temporary file; the final path is never touched.
+func (w *Writer) Abort() {
+	w.tmp.Close()
+	os.Remove(w.tmp.Name())
+}
+
+// WriteMatrix writes m to path atomically.
+func WriteMatrix(path string, m *Matrix, opts WriterOptions) error {
+	w, err := Create(path, opts)
+	if err != nil {
+		return err
+	}
+	for i := range m.Users {
+		if err := w.Write(m.Users[i], m.Row(i)); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	return w.Close()
+}

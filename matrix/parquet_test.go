@@ -1,0 +1,106 @@
+package matrix
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+func sample() *Matrix {
+	m := New(0, 0)
+	m.Append("u1", []uint32{3, 1, 2})
+	m.Append("u2", nil)
+	m.Append("u0", []uint32{1<<32 - 1, 0})
+	return m
+}
+
+func TestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.parquet")
+	m := sample()
+	if err := WriteMatrix(p, m, WriterOptions{RowGroupRows: 2}); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := ReadMatrix(p, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(m) {
+		t.Fatalf("round trip: got %+v want %+v", got, m)
+	}
+	pf, err := OpenFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	if pf.NumRowGroups() != 2 {
+		t.Errorf("row groups = %d, want 2", pf.NumRowGroups())
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("temp files left behind: %v", ents)
+	}
+}
+
+type signedRow struct {
+	UserID   string  `parquet:"user_id"`
+	Features []int64 `parquet:"features,list"`
+}
+
+type badRow struct {
+	UserID   int64    `parquet:"user_id"`
+	Features []string `parquet:"features,list"`
+}
+
+func writeRows[T any](t *testing.T, p string, rows []T) {
+	t.Helper()
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewGenericWriter[T](f)
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func TestReaderChecks(t *testing.T) {
+	dir := t.TempDir()
+	neg := filepath.Join(dir, "neg.parquet")
+	writeRows(t, neg, []signedRow{{"a", []int64{1, 1, 0}}, {"b", []int64{-4}}})
+	big := filepath.Join(dir, "big.parquet")
+	writeRows(t, big, []signedRow{{"a", []int64{1 << 32}}})
+	wrong := filepath.Join(dir, "wrong.parquet")
+	writeRows(t, wrong, []badRow{{1, []string{"x"}}})
+	notpq := filepath.Join(dir, "x.parquet")
+	os.WriteFile(notpq, []byte("hello, not parquet"), 0o644)
+	for _, tc := range []struct{ path, want string }{
+		{neg, "row 1: column features: feature id -4 out of range"},
+		{big, "row 0: column features: feature id 4294967296 out of range"},
+		{wrong, "column user_id: wrong type"},
+		{notpq, "not a readable Parquet file"},
+		{filepath.Join(dir, "missing.parquet"), "no such file"},
+	} {
+		_, _, err := ReadMatrix(tc.path, ReadOptions{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), filepath.Base(tc.path)) {
+			t.Errorf("%s: err = %v, want it to name the file and contain %q", tc.path, err, tc.want)
+		}
+	}
+	// signed int64 ids in range are accepted and repeats dropped.
+	ok := filepath.Join(dir, "ok.parquet")
+	writeRows(t, ok, []signedRow{{"a", []int64{5, 1, 5}}, {"b", nil}})
+	m, _, err := ReadMatrix(ok, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Row(0); len(got) != 2 || got[0] != 1 || got[1] != 5 || len(m.Row(1)) != 0 {
+		t.Errorf("rows = %v %v", m.Row(0), m.Row(1))
+	}
+}
