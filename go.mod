@@ -2,7 +2,10 @@ module github.com/smoothanon/smoothanon
 
 go 1.26.8
 
-require github.com/parquet-go/parquet-go v0.32.0
+require (
+	github.com/parquet-go/parquet-go v0.32.0
+	google.golang.org/protobuf v1.36.12
+)
 
 require (
 	github.com/andybalholm/brotli v1.2.3 // indirect
@@ -13,5 +16,4 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.29 // indirect
 	github.com/twpayne/go-geom v1.6.1 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
