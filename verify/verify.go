@@ -1,0 +1,357 @@
+// Package verify checks a release against its input and measures its
+// utility, from the two matrices alone.
+//
+// A release is valid for (k, mode) when it names exactly the input's users,
+// each once, and its equivalence classes — the groups of users whose output
+// rows are identical — all hold at least k users. In smooth mode every
+// feature of a class must have been held originally (in the input) by at
+// least half of the class's users (count*2 >= size; a tie is fine). In
+// nonsmooth mode (k-anonymity by suppression) the release may create no
+// entry: every output entry must be in the input.
+//
+// Check trusts no cluster ids from the anonymizer: it recomputes the classes
+// by grouping output rows on RowHash and confirming equality.
+package verify
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+)
+
+// Mode is the anonymity notion a release must satisfy.
+type Mode int
+
+const (
+	// Smooth is smooth-k-anonymity: classes of at least k identical rows
+	// whose features were each held by at least half the class originally.
+	Smooth Mode = iota
+	// NonSmooth is k-anonymity by suppression: classes of at least k
+	// identical rows and no created entries.
+	NonSmooth
+)
+
+// String returns "smooth" or "nonsmooth".
+func (m Mode) String() string {
+	switch m {
+	case Smooth:
+		return "smooth"
+	case NonSmooth:
+		return "nonsmooth"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode parses "smooth" or "nonsmooth".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "smooth":
+		return Smooth, nil
+	case "nonsmooth":
+		return NonSmooth, nil
+	}
+	return 0, fmt.Errorf("invalid mode %q (want smooth or nonsmooth)", s)
+}
+
+// Params say what a release must satisfy.
+type Params struct {
+	// K is the smallest allowed class size. Required; at least 1.
+	K int
+	// Mode is the anonymity notion. Optional; default Smooth.
+	Mode Mode
+}
+
+// CheckParams reports the first bad parameter.
+func CheckParams(p Params) error {
+	if p.K < 1 {
+		return fmt.Errorf("k = %d, must be at least 1", p.K)
+	}
+	if p.Mode != Smooth && p.Mode != NonSmooth {
+		return fmt.Errorf("invalid mode %d (want Smooth or NonSmooth)", int(p.Mode))
+	}
+	if int64(p.K) > 1<<31-1 {
+		return fmt.Errorf("k = %d is too large", p.K)
+	}
+	return nil
+}
+
+// MaxProblems is the number of problem lines a report lists; further
+// problems are summarised in one last line "... and N more problems".
+const MaxProblems = 20
+
+type problems struct {
+	lines []string
+	more  int
+}
+
+func (p *problems) add(format string, args ...any) {
+	if len(p.lines) < MaxProblems {
+		p.lines = append(p.lines, fmt.Sprintf(format, args...))
+		return
+	}
+	p.more++
+}
+
+func (p *problems) list() []string {
+	if p.more > 0 {
+		return append(p.lines, fmt.Sprintf("... and %d more problems", p.more))
+	}
+	return p.lines
+}
+
+// Check verifies the release out against its input in and measures its
+// utility. Rows are matched by user id, in any order. It returns a complete
+// report whose Valid and Problems give the verdict; the error is only for bad
+// params or a malformed matrix (rows not sorted and repeat-free).
+//
+// Metrics: Rows is the number of input rows; EntriesKept = |E ∩ E'|,
+// Suppressed = |E \ E'|, Created = |E' \ E| with E, E' the sets of (user,
+// feature) pairs; Jaccard = |E ∩ E'| / |E ∪ E'| (1 when both are empty);
+// the fractions are over EntriesIn (0 when it is 0). Classes are counted
+// over all output rows. A repeated user counts only at its first row: later
+// input rows of it count as suppressed, later output rows as created.
+func Check(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, error) {
+	if err := CheckParams(p); err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	if err := out.Validate(); err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	r := &smoothanonpb.RunReport{
+		Mode:       p.Mode.String(),
+		K:          int32(p.K),
+		Rows:       int64(in.NumRows()),
+		EntriesIn:  in.NumEntries(),
+		EntriesOut: out.NumEntries(),
+	}
+	var pr problems
+
+	// Input index; a repeated input user keeps its first row.
+	index := make(map[string]int32, in.NumRows())
+	for i, u := range in.Users {
+		if j, ok := index[u]; ok {
+			r.DuplicateUsers++
+			pr.add("input user %q is on rows %d and %d", u, j, i)
+			continue
+		}
+		index[u] = int32(i)
+	}
+	if in.NumRows() > 1<<31-1 || out.NumRows() > 1<<31-1 {
+		return nil, errors.New("more than 2^31-1 rows")
+	}
+
+	// Match output rows to input rows.
+	match := make([]int32, out.NumRows()) // input row, or -1
+	firstOut := make([]int32, in.NumRows())
+	for i := range firstOut {
+		firstOut[i] = -1
+	}
+	var extraSeen map[string]int32
+	for i, u := range out.Users {
+		match[i] = -1
+		j, ok := index[u]
+		if !ok {
+			if extraSeen == nil {
+				extraSeen = make(map[string]int32)
+			}
+			if f, dup := extraSeen[u]; dup {
+				r.DuplicateUsers++
+				pr.add("output user %q is on rows %d and %d", u, f, i)
+				continue
+			}
+			extraSeen[u] = int32(i)
+			r.ExtraUsers++
+			pr.add("output user %q is not in the input", u)
+			continue
+		}
+		if f := firstOut[j]; f >= 0 {
+			r.DuplicateUsers++
+			pr.add("output user %q is on rows %d and %d", u, f, i)
+			continue
+		}
+		firstOut[j] = int32(i)
+		match[i] = j
+	}
+	for j, u := range in.Users {
+		if firstOut[j] < 0 && index[u] == int32(j) {
+			r.MissingUsers++
+			pr.add("input user %q is missing from the output", u)
+		}
+	}
+
+	// Equivalence classes of identical output rows.
+	cl := classify(out)
+	nc := len(cl.size)
+	r.Classes = int64(nc)
+	sizes := make([]int64, nc)
+	for c, s := range cl.size {
+		sizes[c] = int64(s)
+	}
+	r.ClassSize = Summarize(sizes)
+	r.MinClass = r.ClassSize.Min
+	for c, s := range cl.size {
+		if int(s) < p.K {
+			r.SmallClasses++
+			pr.add("class of %d users (e.g. %q) is smaller than k = %d", s, out.Users[cl.rep[c]], p.K)
+		}
+	}
+
+	// One merge per matched row gives |E ∩ E'| and, per class feature, how
+	// many of the class held it originally.
+	var counts []int32
+	var classOff []int64
+	if p.Mode == Smooth {
+		classOff = make([]int64, nc+1)
+		for c := 0; c < nc; c++ {
+			classOff[c+1] = classOff[c] + int64(len(out.Row(int(cl.rep[c]))))
+		}
+		counts = make([]int32, classOff[nc])
+	}
+	for i := range out.Users {
+		j := match[i]
+		if j < 0 {
+			continue // extra or repeated user, already a problem
+		}
+		o, a := out.Row(i), in.Row(int(j))
+		var cnt []int32
+		if counts != nil {
+			c := cl.class[i]
+			cnt = counts[classOff[c]:classOff[c+1]]
+		}
+		common, firstNew := 0, -1
+		x, y := 0, 0
+		for x < len(o) && y < len(a) {
+			switch {
+			case o[x] < a[y]:
+				if firstNew < 0 {
+					firstNew = x
+				}
+				x++
+			case o[x] > a[y]:
+				y++
+			default:
+				common++
+				if cnt != nil {
+					cnt[x]++
+				}
+				x++
+				y++
+			}
+		}
+		if firstNew < 0 && x < len(o) {
+			firstNew = x
+		}
+		r.EntriesKept += int64(common)
+		if p.Mode == NonSmooth && common < len(o) {
+			pr.add("user %q: %d created entries, e.g. feature %d; nonsmooth allows none", out.Users[i], len(o)-common, o[firstNew])
+		}
+	}
+	r.Suppressed = r.EntriesIn - r.EntriesKept
+	r.Created = r.EntriesOut - r.EntriesKept
+
+	if p.Mode == Smooth {
+		for c := 0; c < nc; c++ {
+			size := cl.size[c]
+			row := out.Row(int(cl.rep[c]))
+			bad, ex := 0, -1
+			for x, n := range counts[classOff[c]:classOff[c+1]] {
+				if int64(n)*2 < int64(size) {
+					bad++
+					if ex < 0 {
+						ex = x
+					}
+				}
+			}
+			if bad > 0 {
+				r.MajorityViolations += int64(bad)
+				n := counts[classOff[c]+int64(ex)]
+				pr.add("class of %d users (e.g. %q): %d features held originally by fewer than half of them, e.g. feature %d (held by %d)",
+					size, out.Users[cl.rep[c]], bad, row[ex], n)
+			}
+		}
+	}
+
+	union := r.EntriesIn + r.EntriesOut - r.EntriesKept
+	if union == 0 {
+		r.Jaccard = 1
+	} else {
+		r.Jaccard = float64(r.EntriesKept) / float64(union)
+	}
+	if r.EntriesIn > 0 {
+		r.SuppressedFraction = float64(r.Suppressed) / float64(r.EntriesIn)
+		r.CreatedFraction = float64(r.Created) / float64(r.EntriesIn)
+	}
+	r.Problems = pr.list()
+	r.Valid = len(r.Problems) == 0
+	return r, nil
+}
+
+// rowHash is RowHash; tests replace it to exercise collisions.
+var rowHash = RowHash
+
+// classes are the equivalence classes of identical rows of a matrix.
+type classes struct {
+	class []int32 // class of each row
+	rep   []int32 // first row of each class
+	size  []int32
+}
+
+// classify groups identical rows by RowHash, confirming equality so that a
+// hash collision cannot merge different rows. Classes are numbered in order
+// of their first row.
+func classify(m *matrix.Matrix) classes {
+	n := m.NumRows()
+	cl := classes{class: make([]int32, n)}
+	byHash := make(map[[2]uint64]int32, n/4+1)
+	var collided map[[2]uint64][]int32 // further classes sharing a hash
+	for i := 0; i < n; i++ {
+		row := m.Row(i)
+		h := rowHash(row)
+		c, ok := byHash[h]
+		if ok && !equalRows(m.Row(int(cl.rep[c])), row) {
+			ok = false
+			for _, c2 := range collided[h] {
+				if equalRows(m.Row(int(cl.rep[c2])), row) {
+					c, ok = c2, true
+					break
+				}
+			}
+			if !ok {
+				if collided == nil {
+					collided = make(map[[2]uint64][]int32)
+				}
+				c = int32(len(cl.rep))
+				collided[h] = append(collided[h], c)
+				cl.rep = append(cl.rep, int32(i))
+				cl.size = append(cl.size, 0)
+				ok = true
+			}
+		}
+		if !ok {
+			c = int32(len(cl.rep))
+			byHash[h] = c
+			cl.rep = append(cl.rep, int32(i))
+			cl.size = append(cl.size, 0)
+		}
+		cl.class[i] = c
+		cl.size[c]++
+	}
+	return cl
+}
+
+func equalRows(a, b []uint32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
