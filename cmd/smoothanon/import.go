@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/smoothanon/smoothanon/importer"
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+func init() {
+	register(command{
+		name:  "import",
+		short: "convert a text dataset (adult, playstore, edges, pairs) to Parquet",
+		run:   runImport,
+	})
+}
+
+func runImport(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("import", stderr)
+	format := fs.String("format", "", "input format: "+strings.Join(importer.Formats(), ", ")+" (required)")
+	input := fs.String("input", "", "input file, plain or gzip (required)")
+	output := fs.String("output", "", "output Parquet file, written atomically (required)")
+	undirected := fs.Bool("undirected", false, "edges: add the reverse of every edge")
+	dedupe := fs.String("dedupe", "refuse", "repeated user ids: refuse or union")
+	features := fs.String("features", "", "adult, playstore: also write the feature names as \"id<TAB>name\" lines to this file")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *format == "":
+		return usageErr("missing --format (one of %s)", strings.Join(importer.Formats(), ", "))
+	case *input == "":
+		return usageErr("missing --input")
+	case *output == "":
+		return usageErr("missing --output")
+	case filepath.Clean(*output) == filepath.Clean(*input):
+		return usageErr("--output %s is the input file", *output)
+	}
+	policy, err := matrix.ParseDedupePolicy(*dedupe)
+	if err != nil {
+		return usageErr("--dedupe: %v", err)
+	}
+	opts := importer.Options{Undirected: *undirected, Dedupe: policy}
+	if err := importer.CheckOptions(*format, opts); err != nil {
+		return usageErr("%v", err)
+	}
+	if *features != "" && (*format == importer.FormatEdges || *format == importer.FormatPairs) {
+		return usageErr("--features applies only to one-hot formats (adult, playstore), not %q", *format)
+	}
+
+	m, st, err := importer.Import(*format, *input, opts)
+	if err != nil {
+		return inputErr(err)
+	}
+	if *features != "" {
+		if err := writeFeatureNames(*features, st.FeatureNames); err != nil {
+			return inputErr(err)
+		}
+	}
+	if err := matrix.WriteMatrix(*output, m, matrix.WriterOptions{}); err != nil {
+		if *features != "" {
+			os.Remove(*features)
+		}
+		return inputErr(err)
+	}
+	fmt.Fprintf(stderr, "smoothanon import: %s %s: %d rows, %d columns, %d entries%s -> %s\n",
+		*format, *input, m.NumRows(), st.Columns, m.NumEntries(), importNotes(st), *output)
+	return nil
+}
+
+// importNotes summarises what the import skipped or merged, if anything.
+func importNotes(st importer.Stats) string {
+	var notes []string
+	add := func(n int64, what string) {
+		if n > 0 {
+			notes = append(notes, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(st.Skipped, "blank/comment lines skipped")
+	add(int64(st.DroppedMalformed), "malformed rows dropped")
+	add(int64(st.DroppedDuplicates), "repeated App rows dropped")
+	add(st.RepeatedEntries, "repeated entries merged")
+	add(st.SelfLoops, "self-loops")
+	add(int64(st.EmptyRows), "empty rows")
+	add(int64(st.MergedRows), "rows merged by --dedupe=union")
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, ", ") + ")"
+}
+
+// writeFeatureNames writes "id<TAB>name" lines to path via a temporary file.
+func writeFeatureNames(path string, names []string) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(tmp)
+	for id, n := range names {
+		fmt.Fprintf(w, "%d\t%s\n", id, n)
+	}
+	err = w.Flush()
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
