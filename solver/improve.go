@@ -1,0 +1,411 @@
+package solver
+
+import (
+	"slices"
+
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+// split partitions every cluster of at least 2k users into groups of
+// mutually close users (see partition) and keeps the partition where it
+// lowers the cluster's cost under the mode.
+func (s *state) split(clusters [][]int32) [][]int32 {
+	pr, k := s.pr, s.p.K
+	cnt := make([]int32, pr.nf)
+	var touched []int32
+	sp := newSplitter(pr)
+	var out [][]int32
+	s.progress("split", 0, len(clusters))
+	for i, c := range clusters {
+		if i%1024 == 0 {
+			if s.ctx.Err() != nil {
+				return clusters
+			}
+			s.progress("split", i, len(clusters))
+		}
+		if len(c) < 2*k {
+			out = append(out, c)
+			continue
+		}
+		groups := sp.partition(c, k, s.p.Mode)
+		var after int64
+		for _, g := range groups {
+			after += pr.costOf(g, s.p.Mode, cnt, &touched)
+		}
+		if after < pr.costOf(c, s.p.Mode, cnt, &touched) {
+			out = append(out, groups...)
+		} else {
+			out = append(out, c)
+		}
+	}
+	s.progress("split", len(clusters), len(clusters))
+	return out
+}
+
+// splitter holds scratch space for partition.
+type splitter struct {
+	pr    *problem
+	lpost [][]int32 // dense feature -> local indices of members holding it
+	mark  []bool    // dense feature -> in the centre
+	cnt   []int32
+}
+
+func newSplitter(pr *problem) *splitter {
+	return &splitter{pr: pr, lpost: make([][]int32, pr.nf), mark: make([]bool, pr.nf)}
+}
+
+// partition cuts members (≥ 2k users) into groups of k users and a last
+// group of k..2k−1: repeatedly the remaining user farthest from the
+// cluster's centre takes its k−1 nearest remaining users (exact Hamming
+// distance; ties by canonical order).
+func (sp *splitter) partition(members []int32, k int, mode verify.Mode) [][]int32 {
+	pr := sp.pr
+	n := len(members)
+	// Centre.
+	hold := make(map[int32]int32)
+	for _, u := range members {
+		for _, f := range pr.urow(u) {
+			hold[f]++
+		}
+	}
+	clen := int32(0)
+	for f, h := range hold {
+		if keep(h, int32(n), mode) {
+			sp.mark[f] = true
+			clen++
+		}
+	}
+	cdist := make([]int32, n)
+	for i, u := range members {
+		row := pr.urow(u)
+		common := int32(0)
+		for _, f := range row {
+			if sp.mark[f] {
+				common++
+			}
+			sp.lpost[f] = append(sp.lpost[f], int32(i))
+		}
+		cdist[i] = int32(len(row)) + clen - 2*common
+	}
+	for f := range hold {
+		sp.mark[f] = false
+	}
+	seeds := make([]int32, n)
+	byDeg := make([]int32, n)
+	for i := range seeds {
+		seeds[i] = int32(i)
+		byDeg[i] = int32(i)
+	}
+	slices.SortStableFunc(seeds, func(a, b int32) int { return int(cdist[b] - cdist[a]) })
+	deg := func(i int32) int32 { return int32(len(pr.urow(members[i]))) }
+	slices.SortStableFunc(byDeg, func(a, b int32) int { return int(deg(a) - deg(b)) })
+	if cap(sp.cnt) < n {
+		sp.cnt = make([]int32, n)
+	}
+	cnt := sp.cnt[:n]
+	removed := make([]bool, n)
+	left := n
+	si, bi := 0, 0
+	var groups [][]int32
+	type cand struct{ d, i int32 }
+	var cands []cand
+	var touched []int32
+	for left >= 2*k {
+		for removed[seeds[si]] {
+			si++
+		}
+		seed := seeds[si]
+		removed[seed] = true
+		left--
+		ds := deg(seed)
+		for _, f := range pr.urow(members[seed]) {
+			for _, j := range sp.lpost[f] {
+				if removed[j] {
+					continue
+				}
+				if cnt[j] == 0 {
+					touched = append(touched, j)
+				}
+				cnt[j]++
+			}
+		}
+		cands = cands[:0]
+		for _, j := range touched {
+			cands = append(cands, cand{ds + deg(j) - 2*cnt[j], j})
+		}
+		// Nearest users sharing nothing: least degree.
+		for bi < n && removed[byDeg[bi]] {
+			bi++
+		}
+		got := 0
+		for x := bi; x < n && got < k-1; x++ {
+			j := byDeg[x]
+			if removed[j] || cnt[j] > 0 {
+				continue
+			}
+			cands = append(cands, cand{ds + deg(j), j})
+			got++
+		}
+		for _, j := range touched {
+			cnt[j] = 0
+		}
+		touched = touched[:0]
+		slices.SortFunc(cands, func(a, b cand) int {
+			if a.d != b.d {
+				return int(a.d - b.d)
+			}
+			return int(a.i - b.i)
+		})
+		g := []int32{members[seed]}
+		for _, c := range cands[:k-1] {
+			removed[c.i] = true
+			g = append(g, members[c.i])
+		}
+		left -= k - 1
+		slices.Sort(g)
+		groups = append(groups, g)
+	}
+	var last []int32
+	for i := range members {
+		if !removed[i] {
+			last = append(last, members[i])
+		}
+	}
+	groups = append(groups, last)
+	for f := range hold {
+		sp.lpost[f] = sp.lpost[f][:0]
+	}
+	return groups
+}
+
+// cstat is a cluster's feature counts for cost deltas.
+type cstat struct {
+	s   int32
+	h   map[int32]int32 // dense feature -> holders
+	byH []int32         // byH[h] = features with h holders
+	// Derived from byH: M = #{2h > s}, W = #{2h ≥ s}, A = #{h = s},
+	// N1 = #{h = s−1}.
+	M, W, A, N1 int32
+}
+
+func (c *cstat) bump(f int32, d int32) {
+	h := c.h[f]
+	if h > 0 {
+		c.byH[h]--
+	}
+	h += d
+	if h > 0 {
+		c.h[f] = h
+		for int(h) >= len(c.byH) {
+			c.byH = append(c.byH, 0)
+		}
+		c.byH[h]++
+	} else {
+		delete(c.h, f)
+	}
+}
+
+func (c *cstat) derive() {
+	c.M, c.W, c.A, c.N1 = 0, 0, 0, 0
+	s := c.s
+	for h := int32(1); h < int32(len(c.byH)); h++ {
+		n := c.byH[h]
+		if n == 0 {
+			continue
+		}
+		if 2*h > s {
+			c.M += n
+		}
+		if 2*h >= s {
+			c.W += n
+		}
+		if h == s {
+			c.A += n
+		}
+		if h == s-1 {
+			c.N1 += n
+		}
+	}
+}
+
+// deltaIn is the cost change of adding a user with row to c.
+func (c *cstat) deltaIn(row []int32, mode verify.Mode) int64 {
+	s := c.s
+	if mode == verify.NonSmooth {
+		a := int64(0)
+		for _, f := range row {
+			if c.h[f] == s {
+				a++
+			}
+		}
+		return int64(len(row)) - int64(s+1)*a + int64(s)*int64(c.A)
+	}
+	d := int64(c.M)
+	for _, f := range row {
+		h := c.h[f]
+		d += int64(min(h+1, s-h) - min(h, s-h))
+		if 2*h > s {
+			d--
+		}
+	}
+	return d
+}
+
+// deltaOut is the cost change of removing a member with row from c.
+func (c *cstat) deltaOut(row []int32, mode verify.Mode) int64 {
+	s := c.s
+	if mode == verify.NonSmooth {
+		n1 := int64(c.N1)
+		for _, f := range row {
+			if c.h[f] == s-1 {
+				n1--
+			}
+		}
+		a2 := int64(c.A) + n1
+		return -int64(len(row)) - int64(s-1)*a2 + int64(s)*int64(c.A)
+	}
+	d := -int64(c.W)
+	for _, f := range row {
+		h := c.h[f]
+		d += int64(min(h-1, s-h) - min(h, s-h))
+		if 2*h >= s {
+			d++
+		}
+	}
+	return d
+}
+
+// maxRefinePasses bounds the local search.
+const maxRefinePasses = 12
+
+// refineCandidates is the number of nearest centres tried per user.
+const refineCandidates = 6
+
+// refine moves single users to the cluster whose (current) centre is among
+// the nearest to them when the move lowers the total cost and leaves the
+// source cluster with at least k users. Passes over all users in canonical
+// order repeat until no move helps.
+func (s *state) refine(clusters [][]int32) ([][]int32, error) {
+	pr, k, mode := s.pr, int32(s.p.K), s.p.Mode
+	nc := len(clusters)
+	cl := make([]int32, pr.n)
+	st := make([]cstat, nc)
+	for c, mem := range clusters {
+		st[c] = cstat{s: int32(len(mem)), h: make(map[int32]int32), byH: make([]int32, len(mem)+1)}
+		for _, u := range mem {
+			cl[u] = int32(c)
+			for _, f := range pr.urow(u) {
+				st[c].bump(f, 1)
+			}
+		}
+		st[c].derive()
+	}
+	cpost := make([][]int32, pr.nf)
+	clen := make([]int32, nc)
+	cnt := make([]int32, nc)
+	var touched []int32
+	type cand struct{ d, c int32 }
+	top := make([]cand, 0, refineCandidates+1)
+	for pass := 0; pass < maxRefinePasses; pass++ {
+		if err := s.ctx.Err(); err != nil {
+			return nil, err
+		}
+		s.progress("refine", pass, maxRefinePasses)
+		for f := range cpost {
+			cpost[f] = cpost[f][:0]
+		}
+		// Index the features a member's move could keep: those in the centre
+		// after adding one more holder.
+		for c := range st {
+			clen[c] = 0
+			sz := st[c].s
+			for f, h := range st[c].h {
+				if keep(h, sz, mode) {
+					clen[c]++
+				}
+				if keep(h+1, sz+1, mode) {
+					cpost[f] = append(cpost[f], int32(c))
+				}
+			}
+		}
+		moves := 0
+		for p := int32(0); p < int32(pr.np); p++ {
+			row := pr.row(p)
+			dp := int32(len(row))
+			for _, f := range row {
+				for _, c := range cpost[f] {
+					if cnt[c] == 0 {
+						touched = append(touched, c)
+					}
+					cnt[c]++
+				}
+			}
+			top = top[:0]
+			for _, c := range touched {
+				d := dp + clen[c] - 2*cnt[c]
+				cnt[c] = 0
+				if len(top) == refineCandidates && (d > top[len(top)-1].d || (d == top[len(top)-1].d && c > top[len(top)-1].c)) {
+					continue
+				}
+				i := len(top)
+				top = append(top, cand{d, c})
+				for i > 0 && (top[i-1].d > d || (top[i-1].d == d && top[i-1].c > c)) {
+					top[i] = top[i-1]
+					i--
+				}
+				top[i] = cand{d, c}
+				if len(top) > refineCandidates {
+					top = top[:refineCandidates]
+				}
+			}
+			touched = touched[:0]
+			for _, u := range pr.users(p) {
+				a := cl[u]
+				if st[a].s <= k {
+					continue
+				}
+				out := st[a].deltaOut(row, mode)
+				best, bestD := int32(-1), int64(0)
+				for _, t := range top {
+					if t.c == a {
+						continue
+					}
+					if d := out + st[t.c].deltaIn(row, mode); d < bestD {
+						best, bestD = t.c, d
+					}
+				}
+				if best < 0 {
+					continue
+				}
+				moves++
+				for _, f := range row {
+					st[a].bump(f, -1)
+					st[best].bump(f, 1)
+				}
+				st[a].s--
+				st[best].s++
+				if int(st[best].s) >= len(st[best].byH) {
+					st[best].byH = append(st[best].byH, 0)
+				}
+				st[a].derive()
+				st[best].derive()
+				cl[u] = best
+			}
+		}
+		if moves == 0 {
+			break
+		}
+	}
+	s.progress("refine", maxRefinePasses, maxRefinePasses)
+	out := make([][]int32, nc)
+	for u := int32(0); u < int32(pr.n); u++ {
+		out[cl[u]] = append(out[cl[u]], u)
+	}
+	res := out[:0]
+	for _, mem := range out {
+		if len(mem) > 0 {
+			res = append(res, mem)
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,304 @@
+// Package solver computes smooth-k-anonymous (or, as a heuristic, k-anonymous
+// by suppression) releases of a sparse user×feature matrix with the paper's
+// Alg2: users are points of {0,1}^m under Hamming distance, Meyerson's online
+// facility location clusters them (facility cost from exact nearest
+// neighbours), small clusters are closed until every cluster holds at least k
+// users, and each cluster is released as its centre (majority features in
+// smooth mode, features held by all in nonsmooth mode).
+//
+// Two variants exist. Paper reproduces the procedure of the paper's appendix
+// "Implementation details" exactly. Improved (the default) adds two steps
+// that lower the number of changed entries: split (clusters of at least 2k
+// users are partitioned into groups of k..2k−1 mutually close users, kept
+// only where this lowers the cluster's cost) and refine (local moves of users
+// to the cluster whose centre is nearest, when the move lowers the cost and
+// leaves the source cluster with at least k users). Costs are always the
+// number of changed entries under the chosen mode.
+//
+// Solve is deterministic: the result depends only on the set of input rows
+// and the Params (not on the input row order nor on Params.Workers).
+package solver
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+// Variant selects the algorithm.
+type Variant int
+
+const (
+	// Improved is Alg2 followed by split and refine (the default).
+	Improved Variant = iota
+	// Paper is Alg2 exactly as in the paper's implementation details.
+	Paper
+)
+
+// String returns "improved" or "paper".
+func (v Variant) String() string {
+	switch v {
+	case Improved:
+		return "improved"
+	case Paper:
+		return "paper"
+	}
+	return fmt.Sprintf("Variant(%d)", int(v))
+}
+
+// ParseVariant parses "improved" or "paper".
+func ParseVariant(s string) (Variant, error) {
+	switch s {
+	case "improved":
+		return Improved, nil
+	case "paper":
+		return Paper, nil
+	}
+	return 0, fmt.Errorf("invalid variant %q (want improved or paper)", s)
+}
+
+// Default parameter values.
+const (
+	DefaultBeta     = 2
+	DefaultRestarts = 10
+)
+
+// Params configure Solve.
+type Params struct {
+	// K is the smallest cluster size. Required; at least 1 and at most the
+	// number of rows.
+	K int
+	// Mode is the anonymity notion. Optional; default verify.Smooth.
+	Mode verify.Mode
+	// Beta sets the neighbourhood of the facility cost (βk nearest users)
+	// and α = 1/β. Optional; default 2 (0 means default); at least 1.
+	// Beta = 1 makes α = 1 and the opening cost factor 2α/(1−α) infinite:
+	// only facilities of cost 0 (users with k identical copies) can open
+	// after the first.
+	Beta int
+	// Restarts is the number of random orders of Meyerson's algorithm; the
+	// cheapest is kept. Optional; default 10 (0 means default); at least 1.
+	Restarts int
+	// Seed seeds every random choice. Optional; default 0.
+	Seed int64
+	// Variant selects the algorithm. Optional; default Improved.
+	Variant Variant
+	// Workers is the number of goroutines. Optional; default 0 =
+	// GOMAXPROCS. The result does not depend on it.
+	Workers int
+	// Progress, if set, is called with a stage name ("neighbours",
+	// "restarts", "close", "split", "refine") and its progress. Calls never
+	// overlap but may come from different goroutines. Optional.
+	Progress func(stage string, done, total int)
+}
+
+// CheckParams reports the first bad parameter for an input of rows rows.
+func CheckParams(p Params, rows int) error {
+	if p.K < 1 {
+		return fmt.Errorf("k = %d, must be at least 1", p.K)
+	}
+	if p.K > 1<<30 {
+		return fmt.Errorf("k = %d is too large", p.K)
+	}
+	if p.Mode != verify.Smooth && p.Mode != verify.NonSmooth {
+		return fmt.Errorf("invalid mode %d (want smooth or nonsmooth)", int(p.Mode))
+	}
+	if p.Beta < 0 {
+		return fmt.Errorf("beta = %d, must be at least 1 (0 means the default %d)", p.Beta, DefaultBeta)
+	}
+	if p.Beta > 1<<20 {
+		return fmt.Errorf("beta = %d is too large", p.Beta)
+	}
+	if p.Restarts < 0 {
+		return fmt.Errorf("restarts = %d, must be at least 1 (0 means the default %d)", p.Restarts, DefaultRestarts)
+	}
+	if p.Restarts > 1<<20 {
+		return fmt.Errorf("restarts = %d is too large", p.Restarts)
+	}
+	if p.Variant != Improved && p.Variant != Paper {
+		return fmt.Errorf("invalid variant %d (want improved or paper)", int(p.Variant))
+	}
+	if p.Workers < 0 {
+		return fmt.Errorf("workers = %d, must be at least 0 (0 means GOMAXPROCS)", p.Workers)
+	}
+	if rows < 0 || rows > 1<<31-2 {
+		return fmt.Errorf("%d rows: unsupported input size", rows)
+	}
+	if p.K > rows {
+		return fmt.Errorf("k = %d is larger than the number of rows (%d)", p.K, rows)
+	}
+	return nil
+}
+
+// Result is a solved release.
+type Result struct {
+	// Release holds the same users as the input, in the same row order.
+	Release *matrix.Matrix
+	// Cluster is the cluster of each row (input order). Clusters are
+	// numbered by their first user in user-id order.
+	Cluster []int32
+	// Info describes the run.
+	Info *smoothanonpb.SolveInfo
+}
+
+// Solve clusters the rows of m and returns the release. m is not modified.
+// Repeated user ids are an error.
+func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
+	start := time.Now()
+	if err := CheckParams(p, m.NumRows()); err != nil {
+		return nil, err
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	p = withDefaults(p)
+	n := m.NumRows()
+
+	// Canonical order: by user id.
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.SliceStable(order, func(a, b int) bool { return m.Users[order[a]] < m.Users[order[b]] })
+	for i := 1; i < n; i++ {
+		if m.Users[order[i]] == m.Users[order[i-1]] {
+			return nil, &matrix.DuplicateUserError{User: m.Users[order[i]], First: int(min(order[i-1], order[i])), Then: int(max(order[i-1], order[i]))}
+		}
+	}
+
+	s := &state{p: p, ctx: ctx}
+	s.pr = newProblem(m, order)
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+
+	// Number clusters by their first canonical user.
+	nc := 0
+	remap := make(map[int32]int32)
+	canon := make([]int32, n)
+	for u := 0; u < n; u++ {
+		c := s.assign[u]
+		id, ok := remap[c]
+		if !ok {
+			id = int32(nc)
+			remap[c] = id
+			nc++
+		}
+		canon[u] = id
+	}
+	members := make([][]int32, nc)
+	for u := 0; u < n; u++ {
+		members[canon[u]] = append(members[canon[u]], int32(u))
+	}
+	centres := make([][]uint32, nc)
+	for c, mem := range members {
+		centres[c] = s.pr.centre(mem, p.Mode)
+	}
+
+	res := &Result{Cluster: make([]int32, n)}
+	rel := matrix.New(n, 0)
+	rowOf := make([]int32, n) // input row -> canonical user
+	for u, r := range order {
+		rowOf[r] = int32(u)
+	}
+	for r := 0; r < n; r++ {
+		c := canon[rowOf[r]]
+		res.Cluster[r] = c
+		rel.Users = append(rel.Users, m.Users[r])
+		rel.Features = append(rel.Features, centres[c]...)
+		rel.Offsets = append(rel.Offsets, int64(len(rel.Features)))
+	}
+	res.Release = rel
+
+	sizes := make([]int64, nc)
+	for c, mem := range members {
+		sizes[c] = int64(len(mem))
+	}
+	res.Info = &smoothanonpb.SolveInfo{
+		Variant:         p.Variant.String(),
+		Seed:            p.Seed,
+		Beta:            int32(p.Beta),
+		Restarts:        int32(p.Restarts),
+		Clusters:        int64(nc),
+		ClusterSize:     verify.Summarize(sizes),
+		FacilityCost:    s.facilityCost,
+		Seconds:         time.Since(start).Seconds(),
+		NeighbourSearch: "exact (inverted index over distinct rows)",
+	}
+	return res, nil
+}
+
+func withDefaults(p Params) Params {
+	if p.Beta == 0 {
+		p.Beta = DefaultBeta
+	}
+	if p.Restarts == 0 {
+		p.Restarts = DefaultRestarts
+	}
+	return p
+}
+
+// openingFactor is 2α/(1−α) with α = 1/β, i.e. 2/(β−1).
+func openingFactor(beta int) float64 {
+	if beta <= 1 {
+		return math.Inf(1)
+	}
+	return 2 / float64(beta-1)
+}
+
+// state is one Solve call.
+type state struct {
+	p            Params
+	ctx          context.Context
+	pr           *problem
+	assign       []int32 // canonical user -> cluster (arbitrary ids)
+	facilityCost float64
+}
+
+func (s *state) progress(stage string, done, total int) {
+	if s.p.Progress != nil {
+		s.p.Progress(stage, done, total)
+	}
+}
+
+func (s *state) run() error {
+	pr := s.pr
+	s.progress("neighbours", 0, pr.np)
+	cost := pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), workers(s.p.Workers))
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	s.progress("neighbours", pr.np, pr.np)
+	best, err := s.meyerson(cost)
+	if err != nil {
+		return err
+	}
+	s.facilityCost = best.cost
+	clusters := s.closeSmall(best)
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	if s.p.Variant == Improved {
+		clusters = s.split(clusters)
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+		clusters, err = s.refine(clusters)
+		if err != nil {
+			return err
+		}
+	}
+	s.assign = make([]int32, pr.n)
+	for c, mem := range clusters {
+		for _, u := range mem {
+			s.assign[u] = int32(c)
+		}
+	}
+	return nil
+}
