@@ -1,0 +1,236 @@
+package knn
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+// Facilities is a dynamic set of open facilities, each a row of the matrix,
+// answering exact nearest-open-facility queries for any row.
+//
+// The read-only part (row groups, and the bitsets or the inverted index) is
+// built once by NewFacilities and shared by Empty copies, so independent
+// restarts can run on separate goroutines. A single Facilities is not safe
+// for concurrent use.
+type Facilities struct {
+	sh *facShared
+
+	openRow []bool
+	count   int
+	gCount  []int32 // open rows per group
+	minOpen []int32 // lowest open row per group, -1 when none
+
+	// Bitset strategy: open groups in a dense list.
+	openList []int32
+	listPos  []int32 // group -> position in openList, -1 when closed
+
+	// Prefix strategy: open filters over the inverted index.
+	open *openSet
+	s    *searcher
+}
+
+type facShared struct {
+	x     *index
+	strat Strategy
+	bits  []uint64 // Bitset
+	words int
+	P     *postings // Prefix
+}
+
+// NewFacilities prepares an empty facility set over the rows of m. It
+// panics on a nil or malformed matrix or invalid options (programming
+// errors). opts.Workers only affects the build.
+func NewFacilities(m *matrix.Matrix, opts Options) *Facilities {
+	if err := checkParams(m, 0, opts); err != nil {
+		panic(err)
+	}
+	x := buildIndex(m, workerCount(opts.Workers))
+	sh := &facShared{x: x, strat: pickStrategy(opts.Strategy, x)}
+	switch sh.strat {
+	case Bitset:
+		sh.bits, sh.words = bitsets(x)
+	default:
+		sh.P = buildPostings(x)
+	}
+	return newFacilities(sh)
+}
+
+func newFacilities(sh *facShared) *Facilities {
+	x := sh.x
+	ng := x.numGroups()
+	f := &Facilities{
+		sh:      sh,
+		openRow: make([]bool, x.rows),
+		gCount:  make([]int32, ng),
+		minOpen: make([]int32, ng),
+	}
+	for g := range f.minOpen {
+		f.minOpen[g] = -1
+	}
+	if sh.strat == Bitset {
+		f.listPos = make([]int32, ng)
+		for g := range f.listPos {
+			f.listPos[g] = -1
+		}
+	} else {
+		f.open = &openSet{
+			post:  make([]uint64, (len(x.gFeat)+63)/64+1),
+			deg:   make([]uint64, (ng+63)/64+1),
+			label: f.minOpen,
+		}
+		f.s = newSearcher(x, sh.P)
+	}
+	return f
+}
+
+// Empty returns a new, empty facility set over the same matrix, sharing
+// the read-only index with f (cheap: no index is rebuilt).
+func (f *Facilities) Empty() *Facilities { return newFacilities(f.sh) }
+
+// Strategy is the search strategy in use ("bitset" or "prefix").
+func (f *Facilities) Strategy() string { return f.sh.strat.String() }
+
+// Len is the number of open facilities.
+func (f *Facilities) Len() int { return f.count }
+
+// IsOpen reports whether row is an open facility.
+func (f *Facilities) IsOpen(row int32) bool { return f.openRow[row] }
+
+func (f *Facilities) checkRow(row int32) {
+	if row < 0 || int(row) >= len(f.openRow) {
+		panic(fmt.Sprintf("knn: facility row %d out of range [0,%d)", row, len(f.openRow)))
+	}
+}
+
+// Add opens row as a facility. Adding an open row does nothing.
+func (f *Facilities) Add(row int32) {
+	f.checkRow(row)
+	if f.openRow[row] {
+		return
+	}
+	f.openRow[row] = true
+	f.count++
+	g := f.sh.x.groupOf[row]
+	f.gCount[g]++
+	if f.minOpen[g] < 0 || row < f.minOpen[g] {
+		f.minOpen[g] = row
+	}
+	if f.gCount[g] == 1 {
+		f.setGroup(g, true)
+	}
+}
+
+// Remove closes the facility at row. Removing a closed row does nothing.
+func (f *Facilities) Remove(row int32) {
+	f.checkRow(row)
+	if !f.openRow[row] {
+		return
+	}
+	f.openRow[row] = false
+	f.count--
+	x := f.sh.x
+	g := x.groupOf[row]
+	f.gCount[g]--
+	if f.gCount[g] == 0 {
+		f.minOpen[g] = -1
+		f.setGroup(g, false)
+		return
+	}
+	if f.minOpen[g] == row {
+		for _, r := range x.rowsOf(g) {
+			if r > row && f.openRow[r] {
+				f.minOpen[g] = r
+				break
+			}
+		}
+	}
+}
+
+// setGroup marks group g open or closed in the search structure.
+func (f *Facilities) setGroup(g int32, open bool) {
+	if f.sh.strat == Bitset {
+		if open {
+			f.listPos[g] = int32(len(f.openList))
+			f.openList = append(f.openList, g)
+		} else {
+			p := f.listPos[g]
+			last := f.openList[len(f.openList)-1]
+			f.openList[p] = last
+			f.listPos[last] = p
+			f.openList = f.openList[:len(f.openList)-1]
+			f.listPos[g] = -1
+		}
+		return
+	}
+	x, P, o := f.sh.x, f.sh.P, f.open
+	set := func(b []uint64, i int64) {
+		if open {
+			b[i>>6] |= 1 << (uint(i) & 63)
+		} else {
+			b[i>>6] &^= 1 << (uint(i) & 63)
+		}
+	}
+	set(o.deg, int64(P.degPos[g]))
+	for e := x.gOff[g]; e < x.gOff[g+1]; e++ {
+		set(o.post, P.entryPos[e])
+	}
+}
+
+// Nearest returns the open facility nearest to row and its distance; ties
+// go to the lower row index. ok is false when no facility is open. A row
+// that is itself open is its own nearest facility (distance 0).
+func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
+	f.checkRow(row)
+	if f.count == 0 {
+		return -1, 0, false
+	}
+	x := f.sh.x
+	u := x.groupOf[row]
+	if f.gCount[u] > 0 {
+		return f.minOpen[u], 0, true
+	}
+	var best uint64
+	if f.sh.strat == Bitset {
+		best = f.nearestBitset(u)
+	} else {
+		t := &f.s.top
+		t.reset(1)
+		f.s.run(u, f.open)
+		best = t.h[0]
+	}
+	return int32(uint32(best)), int32(best >> 32), true
+}
+
+func (f *Facilities) nearestBitset(u int32) uint64 {
+	W := f.sh.words
+	b := f.sh.bits
+	q := b[int(u)*W : (int(u)+1)*W]
+	best := ^uint64(0)
+	switch W {
+	case 1:
+		q0 := q[0]
+		for _, g := range f.openList {
+			key := uint64(bits.OnesCount64(q0^b[g]))<<32 | uint64(f.minOpen[g])
+			best = min(best, key)
+		}
+	case 2:
+		q0, q1 := q[0], q[1]
+		for _, g := range f.openList {
+			r := b[2*g : 2*g+2 : 2*g+2]
+			key := uint64(bits.OnesCount64(q0^r[0])+bits.OnesCount64(q1^r[1]))<<32 | uint64(f.minOpen[g])
+			best = min(best, key)
+		}
+	default:
+		for _, g := range f.openList {
+			r := b[int(g)*W : (int(g)+1)*W]
+			d := 0
+			for j, qw := range q {
+				d += bits.OnesCount64(qw ^ r[j])
+			}
+			best = min(best, uint64(d)<<32|uint64(f.minOpen[g]))
+		}
+	}
+	return best
+}

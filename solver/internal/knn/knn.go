@@ -1,0 +1,318 @@
+// Package knn finds exact Hamming-distance nearest neighbours between the
+// rows of a sparse binary matrix, for the smooth-k-anonymity solver.
+//
+// Rows are points; the distance of rows a and b is |a| + |b| − 2|a∩b|, the
+// number of features held by exactly one of them. Everything here is exact
+// and deterministic: ties are broken by the lower row index.
+//
+// KNearest lists the k nearest other rows of every row (the solver sums the
+// βk nearest distances into facility costs and uses the lists to split
+// clusters). Facilities is a dynamic set of open facility rows answering
+// exact nearest-open-facility queries, for Meyerson's online facility
+// location and for reassigning clients.
+//
+// Both first group identical rows (they are each other's distance-0
+// neighbours) and then search between the distinct rows with one of two
+// strategies, picked per input (see Strategy):
+//
+//   - Bitset: every distinct row as a bitset over the columns, distances by
+//     XOR and popcount, brute force over all distinct rows. It wins on dense,
+//     low-dimensional data (adult: 102 columns, every row holds 8).
+//   - Prefix: an inverted index over features ranked rarest first, with the
+//     length, prefix and positional filters of exact set-similarity search:
+//     a candidate of degree d can be within distance D of a query of degree
+//     a only if it shares at least t = ⌈(a+d−D)/2⌉ features with it, so it
+//     must hold one of the query's a−t+1 rarest features, and in that
+//     posting list only degrees d ≤ D+a−2p (p = the feature's position in
+//     the query) need to be looked at. Candidates sharing nothing come from
+//     a list of all distinct rows sorted by degree (exact fill-in). Frequent
+//     features therefore cost only for the few short candidate rows.
+package knn
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+// Strategy selects how distinct rows are searched.
+type Strategy int
+
+const (
+	// Auto picks Bitset when the distinct rows have at most
+	// BitsetMaxColumns columns and the brute force is cheap enough,
+	// else Prefix.
+	Auto Strategy = iota
+	// Bitset is brute force over distinct rows stored as column bitsets.
+	Bitset
+	// Prefix is the filtered inverted-index search.
+	Prefix
+)
+
+// BitsetMaxColumns is the largest number of distinct columns for which Auto
+// considers the bitset brute force.
+const BitsetMaxColumns = 512
+
+// bitsetMaxPairWords bounds the brute-force work (distinct rows squared
+// times bitset words) that Auto accepts.
+const bitsetMaxPairWords = 4e9
+
+func (s Strategy) String() string {
+	switch s {
+	case Auto:
+		return "auto"
+	case Bitset:
+		return "bitset"
+	case Prefix:
+		return "prefix"
+	}
+	return fmt.Sprintf("Strategy(%d)", int(s))
+}
+
+// Options tune KNearest and NewFacilities. The zero value is the default.
+type Options struct {
+	// Workers is the number of goroutines. Optional; default 0 means
+	// GOMAXPROCS. Results do not depend on it.
+	Workers int
+	// Strategy forces a search strategy. Optional; default Auto.
+	Strategy Strategy
+}
+
+// Stats describes a KNearest run.
+type Stats struct {
+	Strategy   string // strategy that ran: "bitset" or "prefix"
+	Rows       int    // rows of the input
+	Distinct   int    // distinct rows (groups of identical rows)
+	Columns    int    // distinct features
+	Candidates int64  // exact distance evaluations between distinct rows
+	Index      time.Duration
+	Search     time.Duration
+}
+
+func (s Stats) String() string {
+	return fmt.Sprintf("strategy=%s rows=%d distinct=%d columns=%d candidates=%d index=%v search=%v",
+		s.Strategy, s.Rows, s.Distinct, s.Columns, s.Candidates, s.Index.Round(time.Millisecond), s.Search.Round(time.Millisecond))
+}
+
+// Graph holds K nearest other rows of every row, row-major: the
+// neighbours of row i are Idx[i*K:(i+1)*K] at distances Dist[i*K:(i+1)*K],
+// sorted by (distance, row index).
+type Graph struct {
+	K    int
+	Idx  []int32
+	Dist []int32
+}
+
+// Row returns the neighbours of row i and their distances.
+func (g *Graph) Row(i int) (idx, dist []int32) {
+	return g.Idx[i*g.K : (i+1)*g.K], g.Dist[i*g.K : (i+1)*g.K]
+}
+
+// checkParams validates the inputs of KNearest.
+func checkParams(m *matrix.Matrix, k int, opts Options) error {
+	if m == nil {
+		return fmt.Errorf("knn: nil matrix")
+	}
+	if len(m.Offsets) != len(m.Users)+1 {
+		return fmt.Errorf("knn: matrix has %d offsets for %d rows", len(m.Offsets), len(m.Users))
+	}
+	if len(m.Users) > 1<<31-1 {
+		return fmt.Errorf("knn: %d rows exceed int32", len(m.Users))
+	}
+	if k < 0 {
+		return fmt.Errorf("knn: k = %d, want k >= 0", k)
+	}
+	return checkOptions(opts)
+}
+
+func checkOptions(opts Options) error {
+	if opts.Workers < 0 {
+		return fmt.Errorf("knn: Workers = %d, want >= 0 (0 = GOMAXPROCS)", opts.Workers)
+	}
+	if opts.Strategy < Auto || opts.Strategy > Prefix {
+		return fmt.Errorf("knn: unknown strategy %d", int(opts.Strategy))
+	}
+	return nil
+}
+
+// pickStrategy resolves Auto for an index.
+func pickStrategy(s Strategy, x *index) Strategy {
+	if s != Auto {
+		return s
+	}
+	u := float64(x.numGroups())
+	words := float64((x.ncols + 63) / 64)
+	if x.ncols <= BitsetMaxColumns && u*u*words <= bitsetMaxPairWords {
+		return Bitset
+	}
+	return Prefix
+}
+
+// KNearest returns, for every row of m, its k nearest other rows (identical
+// rows included, at distance 0), sorted by (distance, row index). When m has
+// fewer than k+1 rows, the graph has K = rows−1.
+func KNearest(m *matrix.Matrix, k int, opts Options) (*Graph, Stats, error) {
+	if err := checkParams(m, k, opts); err != nil {
+		return nil, Stats{}, err
+	}
+	n := m.NumRows()
+	K := min(k, max(n-1, 0))
+	workers := workerCount(opts.Workers)
+	t0 := time.Now()
+	x := buildIndex(m, workers)
+	st := Stats{Rows: n, Distinct: x.numGroups(), Columns: x.ncols}
+	strat := pickStrategy(opts.Strategy, x)
+	st.Strategy = strat.String()
+	st.Index = time.Since(t0)
+	t1 := time.Now()
+
+	ng := x.numGroups()
+	// kOf: how many other groups group g needs.
+	kOf := func(g int32) int {
+		return min(max(K-int(x.size(g)-1), 0), ng-1)
+	}
+	var nb *groupLists
+	switch strat {
+	case Bitset:
+		nb = searchBitset(x, kOf, workers)
+	default:
+		nb = searchPrefix(x, kOf, workers)
+	}
+	st.Candidates = nb.candidates
+	g := &Graph{K: K, Idx: make([]int32, n*K), Dist: make([]int32, n*K)}
+	if K > 0 {
+		expand(x, nb, g, workers)
+	}
+	st.Search = time.Since(t1)
+	return g, st, nil
+}
+
+// groupLists are the nearest other groups of each group, as keys
+// dist<<32 | group, ascending.
+type groupLists struct {
+	off        []int64
+	key        []uint64
+	candidates int64
+}
+
+func newGroupLists(x *index, kOf func(int32) int) *groupLists {
+	ng := x.numGroups()
+	off := make([]int64, ng+1)
+	for g := 0; g < ng; g++ {
+		off[g+1] = off[g] + int64(kOf(int32(g)))
+	}
+	return &groupLists{off: off, key: make([]uint64, off[ng])}
+}
+
+// expand turns group neighbour lists into row neighbour lists.
+func expand(x *index, nb *groupLists, out *Graph, workers int) {
+	K := out.K
+	ng := x.numGroups()
+	scratch := make([][]uint64, workers)
+	parallelFor(workers, ng, 256, func(w, lo, hi int) {
+		buf := scratch[w]
+		for g := int32(lo); g < int32(hi); g++ {
+			rows := x.rowsOf(g)
+			need := K - (len(rows) - 1)
+			buf = buf[:0]
+			if need > 0 {
+				for _, key := range nb.key[nb.off[g]:nb.off[g+1]] {
+					d := key >> 32
+					h := int32(uint32(key))
+					for _, r := range x.rowsOf(h)[:min(need, int(x.size(h)))] {
+						buf = append(buf, d<<32|uint64(r))
+					}
+				}
+				slices.Sort(buf)
+				buf = buf[:need]
+			}
+			for _, i := range rows {
+				idx := out.Idx[int(i)*K : (int(i)+1)*K]
+				dist := out.Dist[int(i)*K : (int(i)+1)*K]
+				j := 0
+				for _, r := range rows {
+					if j == K {
+						break
+					}
+					if r != i {
+						idx[j], dist[j] = r, 0
+						j++
+					}
+				}
+				for _, key := range buf {
+					if j == K {
+						break
+					}
+					idx[j], dist[j] = int32(uint32(key)), int32(key>>32)
+					j++
+				}
+			}
+		}
+		scratch[w] = buf
+	})
+}
+
+// topK keeps the smallest keys seen, up to a capacity, in a max-heap.
+type topK struct {
+	n int
+	h []uint64
+}
+
+func (t *topK) reset(n int) { t.n = n; t.h = t.h[:0] }
+
+func (t *topK) full() bool { return len(t.h) >= t.n }
+
+// bound is the largest key that can still enter: the worst kept key when
+// full, else all ones.
+func (t *topK) bound() uint64 {
+	if len(t.h) < t.n {
+		return ^uint64(0)
+	}
+	return t.h[0]
+}
+
+// push offers a key.
+func (t *topK) push(k uint64) {
+	h := t.h
+	if len(h) < t.n {
+		h = append(h, k)
+		i := len(h) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if h[p] >= h[i] {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		t.h = h
+		return
+	}
+	if t.n == 0 || k >= h[0] {
+		return
+	}
+	h[0] = k
+	i, n := 0, len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		if r := l + 1; r < n && h[r] > h[l] {
+			l = r
+		}
+		if h[i] >= h[l] {
+			break
+		}
+		h[i], h[l] = h[l], h[i]
+		i = l
+	}
+}
+
+// sortedInto writes the kept keys ascending into dst (len == number kept).
+func (t *topK) sortedInto(dst []uint64) {
+	copy(dst, t.h)
+	slices.Sort(dst)
+}

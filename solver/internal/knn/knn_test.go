@@ -1,0 +1,266 @@
+package knn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+// randMatrix draws n rows over cols columns: each row picks a degree in
+// [0, maxDeg] and that many distinct columns, a fraction dup of rows copy
+// an earlier row. skew > 0 makes low columns more frequent.
+func randMatrix(r *rand.Rand, n, cols, maxDeg int, dup float64, skew bool) *matrix.Matrix {
+	m := matrix.New(n, n*maxDeg)
+	for i := 0; i < n; i++ {
+		user := fmt.Sprintf("u%d", i)
+		if i > 0 && r.Float64() < dup {
+			m.Append(user, slices.Clone(m.Row(r.IntN(i))))
+			continue
+		}
+		d := r.IntN(maxDeg + 1)
+		var feats []uint32
+		for j := 0; j < d; j++ {
+			c := r.IntN(cols)
+			if skew {
+				c = min(r.IntN(cols), r.IntN(cols), r.IntN(cols))
+			}
+			feats = append(feats, uint32(c)*7+3) // sparse, non-contiguous ids
+		}
+		m.Append(user, feats)
+	}
+	return m
+}
+
+func hamming(a, b []uint32) int32 {
+	i, j, c := 0, 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			c++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return int32(len(a) + len(b) - 2*c)
+}
+
+// refKNearest is the obvious O(n²) reference.
+func refKNearest(m *matrix.Matrix, k int) *Graph {
+	n := m.NumRows()
+	K := min(k, max(n-1, 0))
+	g := &Graph{K: K, Idx: make([]int32, n*K), Dist: make([]int32, n*K)}
+	type nd struct{ d, j int32 }
+	for i := 0; i < n; i++ {
+		var all []nd
+		for j := 0; j < n; j++ {
+			if j != i {
+				all = append(all, nd{hamming(m.Row(i), m.Row(j)), int32(j)})
+			}
+		}
+		slices.SortFunc(all, func(a, b nd) int {
+			if a.d != b.d {
+				return int(a.d - b.d)
+			}
+			return int(a.j - b.j)
+		})
+		for t := 0; t < K; t++ {
+			g.Idx[i*K+t], g.Dist[i*K+t] = all[t].j, all[t].d
+		}
+	}
+	return g
+}
+
+func compareGraphs(t *testing.T, name string, got, want *Graph) {
+	t.Helper()
+	if got.K != want.K {
+		t.Fatalf("%s: K = %d, want %d", name, got.K, want.K)
+	}
+	n := len(want.Idx) / max(want.K, 1)
+	if want.K == 0 {
+		n = 0
+	}
+	for i := 0; i < n; i++ {
+		gi, gd := got.Row(i)
+		wi, wd := want.Row(i)
+		if !slices.Equal(gi, wi) || !slices.Equal(gd, wd) {
+			t.Fatalf("%s: row %d:\n got idx %v dist %v\nwant idx %v dist %v", name, i, gi, gd, wi, wd)
+		}
+	}
+}
+
+type randCase struct {
+	name         string
+	n, cols, deg int
+	dup          float64
+	skew         bool
+}
+
+var randCases = []randCase{
+	{"dense", 120, 12, 8, 0, false},
+	{"dense-dups", 150, 10, 6, 0.4, false},
+	{"sparse", 200, 400, 6, 0, false},
+	{"sparse-skew", 250, 300, 12, 0.1, true},
+	{"sparse-dups-empty", 180, 50, 3, 0.3, true}, // degree 0 rows are empty
+	{"wide", 100, 2000, 40, 0.05, true},          // > 512 columns
+	{"tiny", 5, 4, 2, 0.3, false},
+	{"one", 1, 4, 2, 0, false},
+	{"empty", 0, 4, 2, 0, false},
+}
+
+func TestKNearestMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range randCases {
+		for rep := 0; rep < 3; rep++ {
+			m := randMatrix(r, c.n, c.cols, c.deg, c.dup, c.skew)
+			for _, k := range []int{0, 1, 3, 16, c.n + 5} {
+				want := refKNearest(m, k)
+				for _, s := range []Strategy{Auto, Bitset, Prefix} {
+					for _, w := range []int{1, 2} {
+						got, st, err := KNearest(m, k, Options{Workers: w, Strategy: s})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if s != Auto && st.Strategy != s.String() {
+							t.Fatalf("forced %v, stats say %q", s, st.Strategy)
+						}
+						compareGraphs(t, fmt.Sprintf("%s/rep%d/k%d/%v/w%d", c.name, rep, k, s, w), got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestAutoStrategy(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	dense := randMatrix(r, 300, 100, 8, 0, false)
+	sparse := randMatrix(r, 300, 5000, 8, 0, false)
+	if _, st, _ := KNearest(dense, 4, Options{}); st.Strategy != "bitset" {
+		t.Errorf("100 columns: strategy %q, want bitset", st.Strategy)
+	}
+	if _, st, _ := KNearest(sparse, 4, Options{}); st.Strategy != "prefix" {
+		t.Errorf("~5000 columns: strategy %q, want prefix", st.Strategy)
+	}
+}
+
+func TestDuplicatesFirst(t *testing.T) {
+	m := matrix.New(0, 0)
+	m.Append("a", []uint32{1, 2})
+	m.Append("b", []uint32{5})
+	m.Append("c", []uint32{1, 2})
+	m.Append("d", []uint32{1, 2})
+	m.Append("e", nil)
+	g, st, err := KNearest(m, 3, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Distinct != 3 || st.Rows != 5 {
+		t.Fatalf("stats %v", st)
+	}
+	idx, dist := g.Row(2)
+	// row c: a and d are identical (0); then e (empty) at 2 beats b at 3
+	if !slices.Equal(idx, []int32{0, 3, 4}) || !slices.Equal(dist, []int32{0, 0, 2}) {
+		t.Fatalf("row 2: idx %v dist %v", idx, dist)
+	}
+	idx, dist = g.Row(4) // empty row: b at 1, then a, c at 2
+	if !slices.Equal(idx, []int32{1, 0, 2}) || !slices.Equal(dist, []int32{1, 2, 2}) {
+		t.Fatalf("row 4: idx %v dist %v", idx, dist)
+	}
+}
+
+func TestCheckParams(t *testing.T) {
+	ok := matrix.New(0, 0)
+	ok.Append("a", []uint32{1})
+	bad := &matrix.Matrix{Users: []string{"a"}, Offsets: []int64{0}}
+	cases := []struct {
+		name string
+		m    *matrix.Matrix
+		k    int
+		opts Options
+		want string // substring of the error, "" for none
+	}{
+		{"ok", ok, 3, Options{}, ""},
+		{"k zero", ok, 0, Options{Workers: 2, Strategy: Prefix}, ""},
+		{"nil", nil, 3, Options{}, "nil matrix"},
+		{"offsets", bad, 3, Options{}, "1 offsets for 1 rows"},
+		{"negative k", ok, -1, Options{}, "k = -1"},
+		{"workers", ok, 1, Options{Workers: -2}, "Workers = -2"},
+		{"strategy", ok, 1, Options{Strategy: 7}, "unknown strategy 7"},
+	}
+	for _, c := range cases {
+		err := checkParams(c.m, c.k, c.opts)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: unexpected error %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+	if _, _, err := KNearest(nil, 1, Options{}); err == nil {
+		t.Error("KNearest(nil) did not fail")
+	}
+}
+
+func TestFacilitiesMatchReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range randCases {
+		if c.n == 0 {
+			continue
+		}
+		m := randMatrix(r, c.n, c.cols, c.deg, c.dup, c.skew)
+		for _, s := range []Strategy{Bitset, Prefix} {
+			base := NewFacilities(m, Options{Strategy: s})
+			for rep := 0; rep < 2; rep++ {
+				f := base
+				if rep == 1 {
+					f = base.Empty()
+				}
+				open := map[int32]bool{}
+				for step := 0; step < 6*c.n; step++ {
+					row := int32(r.IntN(c.n))
+					switch op := r.IntN(10); {
+					case op < 3:
+						f.Add(row)
+						open[row] = true
+					case op < 4:
+						f.Remove(row)
+						delete(open, row)
+					default:
+						fac, dist, ok := f.Nearest(row)
+						wf, wd, wok := int32(-1), int32(0), false
+						for o := range open {
+							d := hamming(m.Row(int(row)), m.Row(int(o)))
+							if !wok || d < wd || d == wd && o < wf {
+								wf, wd, wok = o, d, true
+							}
+						}
+						if ok != wok || fac != wf || dist != wd {
+							t.Fatalf("%s/%v/step %d: Nearest(%d) = %d,%d,%v want %d,%d,%v", c.name, s, step, row, fac, dist, ok, wf, wd, wok)
+						}
+					}
+					if f.Len() != len(open) {
+						t.Fatalf("%s/%v: Len %d, want %d", c.name, s, f.Len(), len(open))
+					}
+				}
+				// Close everything again.
+				for o := range open {
+					f.Remove(o)
+				}
+				if f.Len() != 0 {
+					t.Fatalf("Len after closing all = %d", f.Len())
+				}
+				if _, _, ok := f.Nearest(0); ok {
+					t.Fatal("Nearest on empty set reported ok")
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,283 @@
+package knn
+
+import (
+	"math/bits"
+	"sync/atomic"
+)
+
+// postings is the inverted index of the Prefix strategy.
+//
+// The posting list of feature rank r holds every group with that feature,
+// sorted by (degree, position of r in the group's rank-sorted list, group),
+// so one degree is a contiguous block and, inside it, the entries whose
+// feature comes early in the group come first.
+type postings struct {
+	byDeg  []int32 // all groups sorted by (degree, group)
+	degPos []int32 // group -> position in byDeg
+	pOff   []int64 // list r is entries [pOff[r], pOff[r+1])
+	pG     []int32 // group of the entry
+	pD     []int32 // degree of the group
+	pQ     []int32 // position of the feature in the group's list
+	// entryPos[gOff[g]+q] is where group g's q-th feature sits in the lists.
+	entryPos []int64
+}
+
+func buildPostings(x *index) *postings {
+	ng := x.numGroups()
+	P := &postings{}
+	maxDeg := int32(0)
+	for g := int32(0); g < int32(ng); g++ {
+		maxDeg = max(maxDeg, x.deg(g))
+	}
+	start := make([]int32, maxDeg+2)
+	for g := int32(0); g < int32(ng); g++ {
+		start[x.deg(g)+1]++
+	}
+	for d := int32(1); d <= maxDeg+1; d++ {
+		start[d] += start[d-1]
+	}
+	P.byDeg = make([]int32, ng)
+	P.degPos = make([]int32, ng)
+	cur := append([]int32(nil), start...)
+	for g := int32(0); g < int32(ng); g++ {
+		d := x.deg(g)
+		P.byDeg[cur[d]] = g
+		P.degPos[g] = cur[d]
+		cur[d]++
+	}
+	entries := len(x.gFeat)
+	P.pOff = make([]int64, x.ncols+1)
+	for _, r := range x.gFeat {
+		P.pOff[r+1]++
+	}
+	for r := 0; r < x.ncols; r++ {
+		P.pOff[r+1] += P.pOff[r]
+	}
+	P.pG = make([]int32, entries)
+	P.pD = make([]int32, entries)
+	P.pQ = make([]int32, entries)
+	P.entryPos = make([]int64, entries)
+	fill := append([]int64(nil), P.pOff[:x.ncols]...)
+	for d := int32(1); d <= maxDeg; d++ {
+		block := P.byDeg[start[d]:start[d+1]]
+		for q := int32(0); q < d; q++ {
+			for _, g := range block {
+				e := x.gOff[g] + int64(q)
+				r := x.gFeat[e]
+				pos := fill[r]
+				fill[r]++
+				P.pG[pos], P.pD[pos], P.pQ[pos] = g, d, q
+				P.entryPos[e] = pos
+			}
+		}
+	}
+	return P
+}
+
+// openSet restricts a search to some groups: bit i of post is set when the
+// group of posting entry i is open, bit i of deg when byDeg[i] is open,
+// and label[g] is the key (lowest open row) used to order open groups.
+type openSet struct {
+	post  []uint64
+	deg   []uint64
+	label []int32
+}
+
+// nextSet is the index of the first set bit of b in [from, to), or to.
+func nextSet(b []uint64, from, to int64) int64 {
+	if from >= to {
+		return to
+	}
+	w := from >> 6
+	word := b[w] >> (uint(from) & 63)
+	if word != 0 {
+		return min(from+int64(bits.TrailingZeros64(word)), to)
+	}
+	for w++; w<<6 < to; w++ {
+		if b[w] != 0 {
+			return min(w<<6+int64(bits.TrailingZeros64(b[w])), to)
+		}
+	}
+	return to
+}
+
+// blockEnd is the first index in [j, hi) whose value exceeds v, for s
+// ascending on that range (galloping then binary search).
+func blockEnd(s []int32, j, hi int64, v int32) int64 {
+	step := int64(1)
+	lo := j
+	for j+step < hi && s[j+step] <= v {
+		lo = j + step
+		step <<= 1
+	}
+	h := min(j+step, hi)
+	// s[lo] <= v (or lo == j), answer in (lo, h]
+	l, r := lo+1, h
+	for l < r {
+		mid := (l + r) >> 1
+		if s[mid] <= v {
+			l = mid + 1
+		} else {
+			r = mid
+		}
+	}
+	return l
+}
+
+// searcher is one worker's scratch space for Prefix queries.
+type searcher struct {
+	x     *index
+	P     *postings
+	seen  []uint32
+	stamp uint32
+	top   topK
+	cand  int64
+}
+
+func newSearcher(x *index, P *postings) *searcher {
+	return &searcher{x: x, P: P, seen: make([]uint32, x.numGroups())}
+}
+
+const inf = 1 << 30
+
+// run fills s.top (capacity set by the caller) with the nearest groups to
+// group u other than u, keyed dist<<32 | label. With open == nil every
+// group counts and the label is the group id; else only open groups count.
+func (s *searcher) run(u int32, open *openSet) {
+	x, P, t := s.x, s.P, &s.top
+	if t.n == 0 {
+		return
+	}
+	s.stamp++
+	if s.stamp == 0 {
+		clear(s.seen)
+		s.stamp = 1
+	}
+	st, seen := s.stamp, s.seen
+	seen[u] = st
+	F := x.feats(u)
+	a := len(F)
+	label := func(v int32) uint64 {
+		if open == nil {
+			return uint64(v)
+		}
+		return uint64(open.label[v])
+	}
+	curD := func() int {
+		if !t.full() {
+			return inf
+		}
+		return int(t.bound() >> 32)
+	}
+	exact := func(v int32) {
+		s.cand++
+		d := len(F) + int(x.deg(v)) - 2*int(interCount(F, x.feats(v)))
+		t.push(uint64(d)<<32 | label(v))
+	}
+	nd := int64(len(P.byDeg))
+
+	// Seed with the smallest groups: a finite bound early on.
+	for i := int64(0); !t.full(); i++ {
+		if open != nil {
+			i = nextSet(open.deg, i, nd)
+		}
+		if i >= nd {
+			break
+		}
+		if v := P.byDeg[i]; seen[v] != st {
+			seen[v] = st
+			exact(v)
+		}
+	}
+	D := curD()
+
+	// Candidates sharing a feature: prefix, length and positional filters.
+	for p := 0; p < a; p++ {
+		lo, hi := P.pOff[F[p]], P.pOff[F[p]+1]
+		for j := lo; j < hi; {
+			d := P.pD[j]
+			if int(d) > D+a-2*p {
+				break
+			}
+			need := (a + int(d) - D + 1) >> 1 // shared features needed
+			if a-p < need {
+				break
+			}
+			qmax := int(d) - need
+			end := blockEnd(P.pD, j, hi, d)
+			if open == nil {
+				for ; j < end && int(P.pQ[j]) <= qmax; j++ {
+					v := P.pG[j]
+					if seen[v] == st {
+						continue
+					}
+					seen[v] = st
+					exact(v)
+					if nD := curD(); nD != D {
+						D = nD
+						qmax = int(d) - (a+int(d)-D+1)>>1
+					}
+				}
+			} else {
+				for b := nextSet(open.post, j, end); b < end && int(P.pQ[b]) <= qmax; b = nextSet(open.post, b+1, end) {
+					v := P.pG[b]
+					if seen[v] == st {
+						continue
+					}
+					seen[v] = st
+					exact(v)
+					if nD := curD(); nD != D {
+						D = nD
+						qmax = int(d) - (a+int(d)-D+1)>>1
+					}
+				}
+			}
+			j = end
+		}
+	}
+
+	// Candidates sharing nothing: distance a+d, smallest degrees first.
+	for i := int64(0); ; i++ {
+		if open != nil {
+			i = nextSet(open.deg, i, nd)
+		}
+		if i >= nd {
+			break
+		}
+		v := P.byDeg[i]
+		d := int(x.deg(v))
+		if d > D-a {
+			break
+		}
+		if seen[v] == st {
+			continue
+		}
+		t.push(uint64(a+d)<<32 | label(v))
+		D = curD()
+	}
+}
+
+// searchPrefix runs the Prefix search for every group.
+func searchPrefix(x *index, kOf func(int32) int, workers int) *groupLists {
+	nb := newGroupLists(x, kOf)
+	P := buildPostings(x)
+	ng := x.numGroups()
+	ss := make([]*searcher, workers)
+	for w := range ss {
+		ss[w] = newSearcher(x, P)
+	}
+	var cand atomic.Int64
+	parallelFor(workers, ng, 64, func(w, lo, hi int) {
+		s := ss[w]
+		for u := int32(lo); u < int32(hi); u++ {
+			s.top.reset(kOf(u))
+			s.run(u, nil)
+			s.top.sortedInto(nb.key[nb.off[u]:nb.off[u+1]])
+		}
+	})
+	for _, s := range ss {
+		cand.Add(s.cand)
+	}
+	nb.candidates = cand.Load()
+	return nb
+}
