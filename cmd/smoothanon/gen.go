@@ -1,0 +1,109 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+func init() {
+	register(command{
+		name:  "gen",
+		short: "generate synthetic data (sbm, userlists) as Parquet",
+		run:   runGen,
+	})
+}
+
+// Flags that only one model uses; --rows and --seed serve both.
+var genModelFlags = map[string][]string{
+	"sbm":       {"block", "q", "p"},
+	"userlists": {"columns", "mean_degree", "zipf"},
+}
+
+func runGen(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("gen", stderr)
+	model := fs.String("model", "sbm", "generator: sbm (the paper's bipartite stochastic block model) or userlists (power-law interest lists)")
+	output := fs.String("output", "", "output Parquet file, written atomically (required)")
+	seed := fs.Int64("seed", 1, "random seed")
+	rows := fs.Int64("rows", 0, "rows: sbm users = features N (default 1024), userlists users (default 100000)")
+	block := fs.Int("block", 64, "sbm: block size S, must divide --rows")
+	q := fs.Float64("q", 0.8, "sbm: edge probability inside a block")
+	p := fs.Float64("p", 0.01, "sbm: edge probability between blocks")
+	columns := fs.Int("columns", 100000, "userlists: number of feature ids")
+	meanDegree := fs.Float64("mean_degree", 10, "userlists: mean number of feature draws per user (at least 1)")
+	zipf := fs.Float64("zipf", 1.1, "userlists: Zipf exponent of feature popularity (greater than 1)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if _, ok := genModelFlags[*model]; !ok {
+		return usageErr("--model %q: want sbm or userlists", *model)
+	}
+	if *output == "" {
+		return usageErr("missing --output")
+	}
+	var stray []string
+	fs.Visit(func(f *flag.Flag) {
+		for m, names := range genModelFlags {
+			for _, n := range names {
+				if m != *model && f.Name == n {
+					stray = append(stray, "--"+n)
+				}
+			}
+		}
+	})
+	if len(stray) > 0 {
+		return usageErr("%s not used by --model %s", strings.Join(stray, ", "), *model)
+	}
+	if *rows < 0 {
+		return usageErr("--rows = %d, must be positive", *rows)
+	}
+
+	switch *model {
+	case "sbm":
+		if *rows == 0 {
+			*rows = 1024
+		}
+		if *rows > 1<<32 {
+			return usageErr("--rows = %d, must be at most 2^32", *rows)
+		}
+		sp := gen.SBMParams{N: int(*rows), S: *block, Q: *q, P: *p, Seed: *seed}
+		if err := gen.CheckSBMParams(sp); err != nil {
+			return usageErr("%v", err)
+		}
+		m, err := gen.SBM(sp)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		if err := matrix.WriteMatrix(*output, m, matrix.WriterOptions{}); err != nil {
+			return inputErr(err)
+		}
+		fmt.Fprintf(stderr, "smoothanon gen: sbm N=%d S=%d q=%g p=%g seed=%d: %d rows, %d entries (expected %.0f) -> %s\n",
+			sp.N, sp.S, sp.Q, sp.P, sp.Seed, m.NumRows(), m.NumEntries(), gen.SBMExpectedEntries(sp), *output)
+	case "userlists":
+		if *rows == 0 {
+			*rows = 100000
+		}
+		up := gen.UserListsParams{Rows: *rows, Columns: *columns, MeanDegree: *meanDegree, Zipf: *zipf, Seed: *seed}
+		if err := gen.CheckUserListsParams(up); err != nil {
+			return usageErr("%v", err)
+		}
+		w, err := matrix.Create(*output, matrix.WriterOptions{})
+		if err != nil {
+			return inputErr(err)
+		}
+		if err := gen.UserLists(w, up); err != nil {
+			w.Abort()
+			return inputErr(err)
+		}
+		if err := w.Close(); err != nil {
+			return inputErr(err)
+		}
+		fmt.Fprintf(stderr, "smoothanon gen: userlists rows=%d columns=%d mean_degree=%g zipf=%g seed=%d: %d rows -> %s\n",
+			up.Rows, up.Columns, up.MeanDegree, up.Zipf, up.Seed, w.Rows(), *output)
+	}
+	return nil
+}

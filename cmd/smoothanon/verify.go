@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+func init() {
+	register(command{
+		name:  "verify",
+		short: "check a release against its input; print the report as JSON",
+		run:   runVerify,
+	})
+}
+
+func runVerify(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("verify", stderr)
+	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
+	output := fs.String("output", "", "release to check, same forms as --input (required)")
+	k := fs.Int("k", 0, "smallest allowed class size (required, at least 1)")
+	mode := fs.String("mode", "smooth", "smooth or nonsmooth")
+	dedupe := fs.String("dedupe", "refuse", "repeated user ids in the input: refuse or union (as given to the anonymizer); repeats in the release are always reported")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *input == "":
+		return usageErr("missing --input")
+	case *output == "":
+		return usageErr("missing --output")
+	case *k < 1:
+		return usageErr("--k = %d, must be at least 1", *k)
+	}
+	md, err := verify.ParseMode(*mode)
+	if err != nil {
+		return usageErr("--mode: %v", err)
+	}
+	policy, err := matrix.ParseDedupePolicy(*dedupe)
+	if err != nil {
+		return usageErr("--dedupe: %v", err)
+	}
+	params := verify.Params{K: *k, Mode: md}
+	if err := verify.CheckParams(params); err != nil {
+		return usageErr("%v", err)
+	}
+
+	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: policy, AllowEmpty: true})
+	if err != nil {
+		return inputErr(err)
+	}
+	out, err := readAllRows(*output)
+	if err != nil {
+		return inputErr(err)
+	}
+	r, err := verify.Check(in, out, params)
+	if err != nil {
+		return inputErr(err)
+	}
+	js, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true, EmitDefaultValues: true}.Marshal(r)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\n", js)
+	if !r.Valid {
+		for _, p := range r.Problems {
+			fmt.Fprintf(stderr, "smoothanon verify: problem: %s\n", p)
+		}
+		return &exitError{code: 1, err: fmt.Errorf("%s is not a %s %d-anonymous release of %s", *output, md, *k, *input)}
+	}
+	fmt.Fprintf(stderr, "smoothanon verify: valid %s %d-anonymous release: %d rows, %d classes (min %d), jaccard %.4f\n",
+		md, *k, r.Rows, r.Classes, r.MinClass, r.Jaccard)
+	return nil
+}
+
+// readAllRows reads every row of spec as it is, keeping repeated user ids
+// (verify reports them rather than refusing the file).
+func readAllRows(spec string) (*matrix.Matrix, error) {
+	m := matrix.New(0, 0)
+	err := matrix.Read(spec, func(u string, f []uint32) error {
+		m.Users = append(m.Users, u)
+		m.Features = append(m.Features, f...)
+		m.Offsets = append(m.Offsets, int64(len(m.Features)))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
