@@ -6,6 +6,56 @@ import (
 	"github.com/smoothanon/smoothanon/verify"
 )
 
+// improve refines the clusters twice, as they are and after split, and
+// keeps the cheaper result (ties: unsplit). Splitting lowers the cost of
+// each large cluster at once but can trap refine in a worse local optimum
+// (e.g. on block-structured data), so the choice is made on the final cost.
+// The two refinements run in parallel when Workers allows.
+func (s *state) improve(clusters [][]int32) ([][]int32, error) {
+	split := s.split(clusters)
+	if err := s.ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(split) == len(clusters) {
+		return s.refine(clusters)
+	}
+	var a, b [][]int32
+	var errA, errB error
+	if workers(s.p.Workers) >= 2 {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			b, errB = s.refine(split)
+		}()
+		a, errA = s.refine(clusters)
+		<-done
+	} else {
+		a, errA = s.refine(clusters)
+		b, errB = s.refine(split)
+	}
+	if errA != nil {
+		return nil, errA
+	}
+	if errB != nil {
+		return nil, errB
+	}
+	if s.totalCost(b) < s.totalCost(a) {
+		return b, nil
+	}
+	return a, nil
+}
+
+// totalCost is the number of changed entries of a clustering.
+func (s *state) totalCost(clusters [][]int32) int64 {
+	cnt := make([]int32, s.pr.nf)
+	var touched []int32
+	var c int64
+	for _, mem := range clusters {
+		c += s.pr.costOf(mem, s.p.Mode, cnt, &touched)
+	}
+	return c
+}
+
 // split partitions every cluster of at least 2k users into groups of
 // mutually close users (see partition) and keeps the partition where it
 // lowers the cluster's cost under the mode.

@@ -285,11 +285,7 @@ func (s *state) run() error {
 		return err
 	}
 	if s.p.Variant == Improved {
-		clusters = s.split(clusters)
-		if err := s.ctx.Err(); err != nil {
-			return err
-		}
-		clusters, err = s.refine(clusters)
+		clusters, err = s.improve(clusters)
 		if err != nil {
 			return err
 		}

@@ -44,7 +44,9 @@ func main() {
 	v, _ := solver.ParseVariant(*variant)
 	t := time.Now()
 	res, err := solver.Solve(context.Background(), m, solver.Params{K: 8, Mode: md, Seed: *seed, Variant: v,
-		Progress: func(s string, d, tot int) { fmt.Fprintf(os.Stderr, "%.2fs %s %d/%d\n", time.Since(t).Seconds(), s, d, tot) }})
+		Progress: func(s string, d, tot int) {
+			fmt.Fprintf(os.Stderr, "%.2fs %s %d/%d\n", time.Since(t).Seconds(), s, d, tot)
+		}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+func init() {
+	register(command{
+		name:  "solve",
+		short: "anonymize a whole input in one process with the Alg2 solver",
+		run:   runSolve,
+	})
+}
+
+func runSolve(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("solve", stderr)
+	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
+	output := fs.String("output", "", "release Parquet file, written atomically (required)")
+	k := fs.Int("k", 0, "smallest cluster size (required, at least 1)")
+	mode := fs.String("mode", "smooth", "smooth or nonsmooth")
+	variant := fs.String("variant", "improved", "improved (Alg2 + split + refine) or paper (Alg2 as in the paper)")
+	beta := fs.Int("beta", solver.DefaultBeta, "facility cost uses the beta·k nearest users, alpha = 1/beta (at least 1)")
+	restarts := fs.Int("restarts", solver.DefaultRestarts, "random orders of Meyerson's algorithm (at least 1)")
+	seed := fs.Int64("seed", 0, "random seed; same input and seed give the same release")
+	workers := fs.Int("workers", 0, "goroutines (0 = GOMAXPROCS); does not change the result")
+	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) to this file atomically; - for stdout")
+	quiet := fs.Bool("quiet", false, "no progress or summary on stderr")
+	dedupe := fs.String("dedupe", "refuse", "repeated user ids in the input: refuse or union")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case *input == "":
+		return usageErr("missing --input")
+	case *output == "":
+		return usageErr("missing --output")
+	case *k < 1:
+		return usageErr("--k = %d, must be at least 1", *k)
+	case *beta < 1:
+		return usageErr("--beta = %d, must be at least 1", *beta)
+	case *restarts < 1:
+		return usageErr("--restarts = %d, must be at least 1", *restarts)
+	case *workers < 0:
+		return usageErr("--workers = %d, must be at least 0", *workers)
+	}
+	md, err := verify.ParseMode(*mode)
+	if err != nil {
+		return usageErr("--mode: %v", err)
+	}
+	v, err := solver.ParseVariant(*variant)
+	if err != nil {
+		return usageErr("--variant: %v", err)
+	}
+	policy, err := matrix.ParseDedupePolicy(*dedupe)
+	if err != nil {
+		return usageErr("--dedupe: %v", err)
+	}
+	if files, err := matrix.ListFiles(*input); err == nil {
+		for _, f := range files {
+			if filepath.Clean(f) == filepath.Clean(*output) {
+				return usageErr("--output %s is an input file", *output)
+			}
+		}
+	}
+	p := solver.Params{K: *k, Mode: md, Beta: *beta, Restarts: *restarts, Seed: *seed, Variant: v, Workers: *workers}
+	if err := solver.CheckParams(p, *k); err != nil { // rows checked after reading
+		return usageErr("%v", err)
+	}
+
+	start := time.Now()
+	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: policy})
+	if err != nil {
+		return inputErr(err)
+	}
+	if err := solver.CheckParams(p, in.NumRows()); err != nil {
+		return inputErr(fmt.Errorf("%s: %w", *input, err))
+	}
+	if !*quiet && isTerminal(stderr) {
+		p.Progress = progressPrinter(stderr)
+	}
+	res, err := solver.Solve(context.Background(), in, p)
+	if p.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil {
+		return inputErr(err)
+	}
+	r, err := verify.Check(in, res.Release, verify.Params{K: *k, Mode: md})
+	if err != nil {
+		return err
+	}
+	r.Solve = res.Info
+	if !r.Valid {
+		for _, pr := range r.Problems {
+			fmt.Fprintf(stderr, "smoothanon solve: problem: %s\n", pr)
+		}
+		if err := writeReport(*metricsOut, r, stdout); err != nil {
+			return err
+		}
+		return &exitError{code: 1, err: fmt.Errorf("release failed verification; %s not written", *output)}
+	}
+	if err := matrix.WriteMatrix(*output, res.Release, matrix.WriterOptions{}); err != nil {
+		return inputErr(err)
+	}
+	if err := writeReport(*metricsOut, r, stdout); err != nil {
+		return err
+	}
+	if !*quiet {
+		fmt.Fprintf(stderr, "smoothanon solve: %s %s k=%d: %d rows, %d clusters (mean %.1f, max %d), jaccard %.4f, suppressed %.4f, created %.4f, %.1fs -> %s\n",
+			v, md, *k, r.Rows, res.Info.Clusters, res.Info.ClusterSize.GetMean(), res.Info.ClusterSize.GetMax(),
+			r.Jaccard, r.SuppressedFraction, r.CreatedFraction, time.Since(start).Seconds(), *output)
+	}
+	return nil
+}
+
+// writeReport writes r as JSON to path ("" = nowhere, "-" = stdout),
+// through a temporary file renamed into place.
+func writeReport(path string, r *smoothanonpb.RunReport, stdout io.Writer) error {
+	if path == "" {
+		return nil
+	}
+	js, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true, EmitDefaultValues: true}.Marshal(r)
+	if err != nil {
+		return err
+	}
+	js = append(js, '\n')
+	if path == "-" {
+		_, err := stdout.Write(js)
+		return err
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("--metrics_out: %w", err)
+	}
+	_, err = tmp.Write(js)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("--metrics_out %s: %w", path, err)
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressPrinter returns a solver.Params.Progress that rewrites one status
+// line on w, at most every 200 ms per stage.
+func progressPrinter(w io.Writer) func(stage string, done, total int) {
+	var last time.Time
+	lastStage := ""
+	return func(stage string, done, total int) {
+		now := time.Now()
+		if stage == lastStage && now.Sub(last) < 200*time.Millisecond && done < total {
+			return
+		}
+		last, lastStage = now, stage
+		fmt.Fprintf(w, "\r\033[Ksolve: %s %d/%d", stage, done, total)
+	}
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+func runSolveCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := runMain(append([]string{"solve"}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// writeSolveInput writes n users in 4 groups of similar rows.
+func writeSolveInput(t *testing.T, path string, n int) *matrix.Matrix {
+	t.Helper()
+	m := matrix.New(n, 0)
+	for i := 0; i < n; i++ {
+		g := uint32(i % 4)
+		m.Append(fmt.Sprintf("user%03d", i), []uint32{10 * g, 10*g + 1, 10*g + 2 + uint32(i%3)})
+	}
+	if err := matrix.WriteMatrix(path, m, matrix.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestSolveCommand(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.parquet")
+	m := writeSolveInput(t, in, 40)
+	for _, mode := range []string{"smooth", "nonsmooth"} {
+		for _, variant := range []string{"improved", "paper"} {
+			out := filepath.Join(dir, mode+variant+".parquet")
+			metrics := filepath.Join(dir, mode+variant+".json")
+			code, _, stderr := runSolveCLI("--input", in, "--output", out, "--k", "5", "--mode", mode,
+				"--variant", variant, "--seed", "3", "--metrics_out", metrics)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(stderr, "jaccard") {
+				t.Errorf("no summary on stderr: %q", stderr)
+			}
+			rel, _, err := matrix.ReadMatrix(out, matrix.ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			md, _ := verify.ParseMode(mode)
+			rep, _ := verify.Check(m, rel, verify.Params{K: 5, Mode: md})
+			if !rep.Valid {
+				t.Fatalf("%s/%s: written release invalid: %v", mode, variant, rep.Problems)
+			}
+			js, err := os.ReadFile(metrics)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r smoothanonpb.RunReport
+			if err := protojson.Unmarshal(js, &r); err != nil {
+				t.Fatalf("metrics: %v", err)
+			}
+			if !r.Valid || r.Solve.GetVariant() != variant || r.Solve.GetSeed() != 3 || r.Solve.GetClusters() < 1 || r.Mode != mode {
+				t.Errorf("metrics report wrong: %v", &r)
+			}
+			if r.Jaccard != rep.Jaccard {
+				t.Errorf("metrics jaccard %v, verify %v", r.Jaccard, rep.Jaccard)
+			}
+		}
+	}
+	// Same seed, same bytes.
+	a, b := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "b.parquet")
+	for _, out := range []string{a, b} {
+		if code, _, stderr := runSolveCLI("--input", in, "--output", out, "--k", "4", "--seed", "9", "--quiet"); code != 0 || stderr != "" {
+			t.Fatalf("exit %d, stderr %q (want silent with --quiet)", code, stderr)
+		}
+	}
+	x, _ := os.ReadFile(a)
+	y, _ := os.ReadFile(b)
+	if !bytes.Equal(x, y) {
+		t.Errorf("two runs with the same seed wrote different files")
+	}
+	// Metrics to stdout.
+	code, stdout, _ := runSolveCLI("--input", in, "--output", a, "--k", "4", "--metrics_out", "-", "--quiet")
+	var r smoothanonpb.RunReport
+	if code != 0 || protojson.Unmarshal([]byte(stdout), &r) != nil || r.Solve == nil {
+		t.Errorf("--metrics_out -: exit %d, stdout %q", code, stdout)
+	}
+}
+
+func TestSolveErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.parquet")
+	writeSolveInput(t, in, 10)
+	out := filepath.Join(dir, "out.parquet")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--output", out, "--k", "2"}, "missing --input"},
+		{[]string{"--input", in, "--k", "2"}, "missing --output"},
+		{[]string{"--input", in, "--output", out}, "--k = 0"},
+		{[]string{"--input", in, "--output", out, "--k", "2", "--mode", "median"}, `"median"`},
+		{[]string{"--input", in, "--output", out, "--k", "2", "--variant", "fast"}, `"fast"`},
+		{[]string{"--input", in, "--output", out, "--k", "2", "--beta", "0"}, "--beta = 0"},
+		{[]string{"--input", in, "--output", out, "--k", "2", "--restarts", "0"}, "--restarts = 0"},
+		{[]string{"--input", in, "--output", out, "--k", "2", "--dedupe", "merge"}, `"merge"`},
+		{[]string{"--input", in, "--output", out, "--k", "11"}, "k = 11 is larger than the number of rows (10)"},
+		{[]string{"--input", in, "--output", in, "--k", "2"}, "is an input file"},
+		{[]string{"--input", filepath.Join(dir, "nope.parquet"), "--output", out, "--k", "2"}, "nope.parquet"},
+	}
+	for _, c := range cases {
+		code, _, stderr := runSolveCLI(c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a failed run wrote %s", out)
+	}
+}

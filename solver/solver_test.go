@@ -1,0 +1,428 @@
+package solver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+func TestCheckParams(t *testing.T) {
+	ok := Params{K: 8}
+	cases := []struct {
+		name string
+		p    Params
+		rows int
+		want string // substring of the error; "" = valid
+	}{
+		{"defaults", ok, 100, ""},
+		{"k=1", Params{K: 1}, 1, ""},
+		{"k=rows", Params{K: 100}, 100, ""},
+		{"k=0", Params{K: 0}, 100, "k = 0"},
+		{"k<0", Params{K: -3}, 100, "k = -3"},
+		{"k>rows", Params{K: 101}, 100, "k = 101 is larger than the number of rows (100)"},
+		{"no rows", Params{K: 1}, 0, "number of rows (0)"},
+		{"mode", Params{K: 2, Mode: verify.Mode(7)}, 10, "invalid mode 7"},
+		{"beta<0", Params{K: 2, Beta: -1}, 10, "beta = -1"},
+		{"beta=1", Params{K: 2, Beta: 1}, 10, ""},
+		{"restarts<0", Params{K: 2, Restarts: -2}, 10, "restarts = -2"},
+		{"variant", Params{K: 2, Variant: Variant(5)}, 10, "invalid variant 5"},
+		{"workers", Params{K: 2, Workers: -1}, 10, "workers = -1"},
+	}
+	for _, c := range cases {
+		err := CheckParams(c.p, c.rows)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: unexpected error %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestParseVariant(t *testing.T) {
+	for _, v := range []Variant{Improved, Paper} {
+		got, err := ParseVariant(v.String())
+		if err != nil || got != v {
+			t.Errorf("ParseVariant(%q) = %v, %v", v.String(), got, err)
+		}
+	}
+	if _, err := ParseVariant("best"); err == nil || !strings.Contains(err.Error(), `"best"`) {
+		t.Errorf("ParseVariant(best) error = %v", err)
+	}
+}
+
+// randomMatrix has n users with about deg features out of cols.
+func randomMatrix(seed uint64, n, cols, deg int) *matrix.Matrix {
+	r := rand.New(rand.NewPCG(seed, 1))
+	m := matrix.New(n, n*deg)
+	for i := 0; i < n; i++ {
+		var f []uint32
+		d := r.IntN(2*deg + 1)
+		for j := 0; j < d; j++ {
+			f = append(f, uint32(r.IntN(cols)))
+		}
+		m.Append(fmt.Sprintf("u%04d", i), f)
+	}
+	return m
+}
+
+// solveChecked solves and verifies the release, failing the test on any
+// problem.
+func solveChecked(t *testing.T, m *matrix.Matrix, p Params) *Result {
+	t.Helper()
+	res, err := Solve(context.Background(), m, p)
+	if err != nil {
+		t.Fatalf("Solve(%+v): %v", p, err)
+	}
+	rep, err := verify.Check(m, res.Release, verify.Params{K: p.K, Mode: p.Mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Valid {
+		t.Fatalf("release invalid for %+v: %v", p, rep.Problems)
+	}
+	if !slices.Equal(res.Release.Users, m.Users) {
+		t.Fatalf("release users differ from input users")
+	}
+	// Cluster ids agree with the release rows and sizes are at least k.
+	size := map[int32]int{}
+	rows := map[int32]string{}
+	for i, c := range res.Cluster {
+		size[c]++
+		r := fmt.Sprint(res.Release.Row(i))
+		if prev, ok := rows[c]; ok && prev != r {
+			t.Fatalf("cluster %d has different release rows", c)
+		}
+		rows[c] = r
+	}
+	for c, s := range size {
+		if s < p.K {
+			t.Fatalf("cluster %d has %d < k = %d users", c, s, p.K)
+		}
+	}
+	if int64(len(size)) != res.Info.Clusters {
+		t.Fatalf("Info.Clusters = %d, counted %d", res.Info.Clusters, len(size))
+	}
+	return res
+}
+
+var allModes = []verify.Mode{verify.Smooth, verify.NonSmooth}
+var allVariants = []Variant{Improved, Paper}
+
+func TestEdgeCases(t *testing.T) {
+	build := func(rows ...[]uint32) *matrix.Matrix {
+		m := matrix.New(len(rows), 0)
+		for i, r := range rows {
+			m.Append(fmt.Sprintf("user%03d", i), r)
+		}
+		return m
+	}
+	var identical, empty, huge, common, some [][]uint32
+	for i := 0; i < 20; i++ {
+		identical = append(identical, []uint32{3, 9, 27})
+		empty = append(empty, nil)
+		common = append(common, []uint32{1, uint32(100 + i)})
+		some = append(some, []uint32{uint32(i % 3), uint32(10 + i%5)})
+	}
+	common[7] = []uint32{uint32(200)} // one user without the common feature
+	for i := 0; i < 30; i++ {
+		huge = append(huge, []uint32{uint32(i % 4)})
+	}
+	big := make([]uint32, 5000)
+	for i := range big {
+		big[i] = uint32(i * 3)
+	}
+	huge[11] = big
+	cases := []struct {
+		name string
+		m    *matrix.Matrix
+		k    int
+	}{
+		{"k=1", randomMatrix(1, 60, 30, 4), 1},
+		{"k=rows", randomMatrix(2, 13, 30, 4), 13},
+		{"rows<2k", randomMatrix(3, 15, 30, 4), 8},
+		{"no features", build(empty...), 4},
+		{"some empty rows", build(append(slices.Clone(empty[:6]), some...)...), 5},
+		{"identical", build(identical...), 8},
+		{"one huge row", build(huge...), 8},
+		{"common feature", build(common...), 4},
+		{"random", randomMatrix(4, 300, 60, 6), 8},
+		{"single row", build([]uint32{5}), 1},
+	}
+	for _, c := range cases {
+		for _, md := range allModes {
+			for _, v := range allVariants {
+				t.Run(fmt.Sprintf("%s/%s/%s", c.name, md, v), func(t *testing.T) {
+					res := solveChecked(t, c.m, Params{K: c.k, Mode: md, Variant: v, Seed: 7})
+					if c.name == "k=1" && md == verify.Smooth && v == Improved && !res.Release.Equal(c.m) {
+						t.Errorf("k=1 improved release differs from the input")
+					}
+					if c.name == "identical" && !res.Release.Equal(c.m) {
+						t.Errorf("identical rows must be released unchanged")
+					}
+					if c.name == "no features" && res.Release.NumEntries() != 0 {
+						t.Errorf("empty input rows gave %d entries", res.Release.NumEntries())
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestHalfTieKept: a feature held by exactly half a cluster is kept in
+// smooth mode and dropped in nonsmooth mode.
+func TestHalfTieKept(t *testing.T) {
+	m := matrix.New(8, 0)
+	for i := 0; i < 8; i++ {
+		f := []uint32{1}
+		if i%2 == 0 {
+			f = append(f, 2)
+		}
+		m.Append(fmt.Sprintf("u%d", i), f)
+	}
+	for _, v := range allVariants {
+		res := solveChecked(t, m, Params{K: 8, Mode: verify.Smooth, Variant: v})
+		for i := 0; i < 8; i++ {
+			if got := res.Release.Row(i); !slices.Equal(got, []uint32{1, 2}) {
+				t.Fatalf("%s smooth: row %d = %v, want [1 2]", v, i, got)
+			}
+		}
+		res = solveChecked(t, m, Params{K: 8, Mode: verify.NonSmooth, Variant: v})
+		for i := 0; i < 8; i++ {
+			if got := res.Release.Row(i); !slices.Equal(got, []uint32{1}) {
+				t.Fatalf("%s nonsmooth: row %d = %v, want [1]", v, i, got)
+			}
+		}
+	}
+}
+
+func TestKTooLarge(t *testing.T) {
+	_, err := Solve(context.Background(), randomMatrix(1, 5, 10, 2), Params{K: 6})
+	if err == nil || !strings.Contains(err.Error(), "k = 6") || !strings.Contains(err.Error(), "(5)") {
+		t.Fatalf("error = %v, want one naming k = 6 and 5 rows", err)
+	}
+}
+
+func TestDuplicateUser(t *testing.T) {
+	m := randomMatrix(1, 10, 10, 2)
+	m.Users[7] = m.Users[2]
+	_, err := Solve(context.Background(), m, Params{K: 2})
+	if err == nil || !strings.Contains(err.Error(), m.Users[2]) {
+		t.Fatalf("error = %v, want a duplicate user error", err)
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Solve(ctx, randomMatrix(1, 100, 20, 3), Params{K: 3}); err == nil {
+		t.Fatal("Solve with a cancelled context succeeded")
+	}
+}
+
+// releaseHash hashes the release rows by user, independent of row order.
+func releaseHash(m *matrix.Matrix) string {
+	s := m.SortedByUser()
+	h := sha256.New()
+	for i, u := range s.Users {
+		fmt.Fprintf(h, "%s:%v\n", u, s.Row(i))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// TestDeterministic: the release depends only on the rows as a set, the
+// seed and the params, not on the input order nor on Workers.
+func TestDeterministic(t *testing.T) {
+	m := randomMatrix(9, 400, 80, 5)
+	r := rand.New(rand.NewPCG(3, 3))
+	perm := r.Perm(m.NumRows())
+	shuffled := m.Permute(perm)
+	for _, md := range allModes {
+		for _, v := range allVariants {
+			p := Params{K: 5, Mode: md, Variant: v, Seed: 11, Workers: 1}
+			a := solveChecked(t, m, p)
+			p.Workers = 2
+			b := solveChecked(t, shuffled, p)
+			if releaseHash(a.Release) != releaseHash(b.Release) {
+				t.Fatalf("%s/%s: release depends on input order or workers", md, v)
+			}
+			for i, pi := range perm {
+				if a.Cluster[pi] != b.Cluster[i] {
+					t.Fatalf("%s/%s: cluster ids depend on input order", md, v)
+				}
+			}
+			p.Seed = 12
+			c := solveChecked(t, m, p)
+			if releaseHash(a.Release) == releaseHash(c.Release) && v == Paper {
+				t.Logf("%s/%s: seeds 11 and 12 gave the same release", md, v)
+			}
+		}
+	}
+}
+
+// TestGolden pins the release of the paper's SBM (seed 1) so that changes
+// to the algorithm are noticed. Update the hashes when a change is
+// intended, and re-measure the quality table.
+func TestGolden(t *testing.T) {
+	m, err := gen.SBM(gen.SBMParams{N: 256, S: 32, Q: 0.8, P: 0.02, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"smooth/improved":    "4f2d4e2c5a18447a",
+		"nonsmooth/improved": "f8a2a9e9a91c2209",
+		"smooth/paper":       "b39a7243e42b0a66",
+		"nonsmooth/paper":    "2a45fd5920ab17a4",
+	}
+	for _, md := range allModes {
+		for _, v := range allVariants {
+			res := solveChecked(t, m, Params{K: 8, Mode: md, Variant: v, Seed: 1})
+			key := md.String() + "/" + v.String()
+			if got := releaseHash(res.Release); got != want[key] {
+				t.Errorf("%s: release hash %s, want %s", key, got, want[key])
+			}
+		}
+	}
+}
+
+// TestImprovedNotWorse: the improved variant starts from the paper's
+// clustering and only accepts cost-lowering steps.
+func TestImprovedNotWorse(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		m := randomMatrix(seed, 500, 40, 5)
+		for _, md := range allModes {
+			p := Params{K: 6, Mode: md, Seed: int64(seed), Variant: Paper}
+			a := solveChecked(t, m, p)
+			p.Variant = Improved
+			b := solveChecked(t, m, p)
+			ca, cb := changed(m, a.Release), changed(m, b.Release)
+			if cb > ca {
+				t.Errorf("seed %d %s: improved changes %d entries, paper %d", seed, md, cb, ca)
+			}
+		}
+	}
+}
+
+// changed counts the entries that differ between two matrices with the
+// same rows in the same order.
+func changed(a, b *matrix.Matrix) int {
+	n := 0
+	for i := range a.Users {
+		x, y := a.Row(i), b.Row(i)
+		c := 0
+		for _, f := range x {
+			if _, ok := slices.BinarySearch(y, f); ok {
+				c++
+			}
+		}
+		n += len(x) + len(y) - 2*c
+	}
+	return n
+}
+
+// TestDeltas checks the incremental cost changes of refine against a
+// recount, for random clusters and users.
+func TestDeltas(t *testing.T) {
+	m := randomMatrix(5, 200, 12, 4)
+	order := make([]int32, m.NumRows())
+	for i := range order {
+		order[i] = int32(i)
+	}
+	pr := newProblem(m, order)
+	cnt := make([]int32, pr.nf)
+	var touched []int32
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, md := range allModes {
+		for trial := 0; trial < 300; trial++ {
+			size := 2 + r.IntN(12)
+			perm := r.Perm(pr.n)
+			mem := make([]int32, size)
+			for i := range mem {
+				mem[i] = int32(perm[i])
+			}
+			u := int32(perm[size])
+			c := cstat{s: int32(size), h: map[int32]int32{}, byH: make([]int32, size+1)}
+			for _, x := range mem {
+				for _, f := range pr.urow(x) {
+					c.bump(f, 1)
+				}
+			}
+			c.derive()
+			base := pr.costOf(mem, md, cnt, &touched)
+			in := pr.costOf(append(slices.Clone(mem), u), md, cnt, &touched) - base
+			if got := c.deltaIn(pr.urow(u), md); got != in {
+				t.Fatalf("%s: deltaIn = %d, recount %d", md, got, in)
+			}
+			x := mem[0]
+			out := pr.costOf(mem[1:], md, cnt, &touched) - base
+			if got := c.deltaOut(pr.urow(x), md); got != out {
+				t.Fatalf("%s: deltaOut = %d, recount %d", md, got, out)
+			}
+		}
+	}
+}
+
+// TestFacilityCosts compares the exact neighbour sums with brute force.
+func TestFacilityCosts(t *testing.T) {
+	m := randomMatrix(6, 150, 15, 3)
+	// Add duplicates.
+	for i := 0; i < 20; i++ {
+		m.Append(fmt.Sprintf("dup%02d", i), m.Row(i%4))
+	}
+	order := make([]int32, m.NumRows())
+	for i := range order {
+		order[i] = int32(i)
+	}
+	pr := newProblem(m, order)
+	for _, nn := range []int{1, 5, 16, 500} {
+		got := pr.facilityCosts(nn, 1, 2)
+		for u := 0; u < pr.n; u++ {
+			var ds []int
+			for v := 0; v < pr.n; v++ {
+				if v != u {
+					a, b := pr.urow(int32(u)), pr.urow(int32(v))
+					c := 0
+					for _, f := range a {
+						if _, ok := slices.BinarySearch(b, f); ok {
+							c++
+						}
+					}
+					ds = append(ds, len(a)+len(b)-2*c)
+				}
+			}
+			slices.Sort(ds)
+			want := 0
+			for _, d := range ds[:min(nn, len(ds))] {
+				want += d
+			}
+			if g := got[pr.userPoint[u]]; g != float64(want) {
+				t.Fatalf("nn=%d user %d: cost %v, brute force %d", nn, u, g, want)
+			}
+		}
+	}
+}
+
+// TestAdultQuality is a quick check on the real adult data (one seed).
+func TestAdultQuality(t *testing.T) {
+	m := loadDataset(t, "adult")
+	for _, c := range []struct {
+		md  verify.Mode
+		min float64
+	}{{verify.Smooth, 0.89}, {verify.NonSmooth, 0.76}} {
+		res := solveChecked(t, m, Params{K: 8, Mode: c.md, Seed: 1})
+		rep, _ := verify.Check(m, res.Release, verify.Params{K: 8, Mode: c.md})
+		t.Logf("adult %s: jaccard %.4f, %d clusters", c.md, rep.Jaccard, res.Info.Clusters)
+		if rep.Jaccard < c.min {
+			t.Errorf("adult %s: jaccard %.4f < %.2f", c.md, rep.Jaccard, c.min)
+		}
+	}
+}
