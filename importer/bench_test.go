@@ -1,0 +1,69 @@
+package importer
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"testing"
+)
+
+// loadRaw reads a shared dataset decompressed into memory.
+func loadRaw(b *testing.B, name string) []byte {
+	p := dataset(b, name)
+	f, err := os.Open(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := io.ReadAll(z)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// benchParse measures parsing and matrix building from memory (no gzip).
+func benchParse(b *testing.B, format, name string, opts Options) {
+	data := loadRaw(b, name)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	var entries int64
+	for b.Loop() {
+		m, _, err := Read(format, bytes.NewReader(data), name, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		entries = m.NumEntries()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(entries), "ns/entry")
+	b.ReportMetric(float64(entries), "entries")
+}
+
+// benchImport measures the whole Import of the gzip file, as the CLI runs it.
+func benchImport(b *testing.B, format, name string, opts Options) {
+	p := dataset(b, name)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Import(format, p, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/import")
+}
+
+func BenchmarkParseDBLPUndirected(b *testing.B) {
+	benchParse(b, "edges", "com-dblp.ungraph.noheader.txt.gz", Options{Undirected: true})
+}
+func BenchmarkImportDBLPUndirected(b *testing.B) {
+	benchImport(b, "edges", "com-dblp.ungraph.noheader.txt.gz", Options{Undirected: true})
+}
+func BenchmarkParseAdult(b *testing.B) { benchParse(b, "adult", "adult.data.gz", Options{}) }
+func BenchmarkParsePlaystore(b *testing.B) {
+	benchParse(b, "playstore", "googleplaystore.csv.gz", Options{})
+}
+func BenchmarkImportAdult(b *testing.B) { benchImport(b, "adult", "adult.data.gz", Options{}) }
