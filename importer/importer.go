@@ -23,25 +23,32 @@
 // 260,488 entries, as in the paper.
 //
 // playstore — Kaggle googleplaystore.csv (RFC 4180 CSV with a header of 13
-// named columns, CRLF or LF). Preprocessing: rows with exactly 12 fields are
-// dropped (the known Kaggle defect, "Life Made WI-Fi Touchscreen Photo Frame",
-// whose Category is missing so its columns are shifted); any other field
-// count is an error. Rows repeating an App name already seen are dropped, the
-// first row of each App is kept. The user id is the App name; rows are in
-// input order. Ten attributes are one-hot encoded, so every row has exactly
-// 10 entries, as in the paper (86,720 = 8,672 × 10):
+// named columns, CRLF or LF). Preprocessing, in this order:
 //
-//	Category, Rating (raw text, "NaN" included), Reviews (binned by decimal
-//	digits: 0, 1-9, 10-99, ...), Size (binned to whole megabytes: "8.7M" is
-//	"8M", "201k" is "0M"; "Varies with device" kept), Installs, Type, Price,
-//	Content Rating, Genres (the whole string, e.g. "Art & Design;Creativity")
-//	and Android Ver.
+//  1. A row with exactly 12 fields is the known Kaggle defect ("Life Made
+//     WI-Fi Touchscreen Photo Frame"): its Category is missing and the other
+//     fields are shifted left, so an empty Category is inserted. Any other
+//     field count is an error.
+//  2. Rows whose Android Ver is "Varies with device" are dropped.
+//  3. Rows repeating an App name already kept are dropped (first row wins).
 //
-// App, Last Updated and Current Ver are not encoded. Feature ids are assigned
-// as for adult: attributes in the order above, values (their labels) in byte
-// order within each attribute. On googleplaystore.csv this gives 9,659 rows,
-// 458 columns and 96,590 entries; the paper's 8,672 × 521 came from a
-// preprocessing it does not describe.
+// The user id is the App name; rows are in input order. Ten attributes are
+// one-hot encoded, so every row has exactly 10 entries:
+//
+//	Category, Rating (raw text), Reviews (binned by decimal digits: "0",
+//	"1-9", "10-99", ...; a zero fraction as in "19.0" is allowed), Size
+//	(whole megabytes rounded down: "8.7M" is "8M", "201k" is "0M"; "Varies
+//	with device" kept as a value), Installs, Type, Price, Content Rating,
+//	Genres (the whole string, e.g. "Action;Puzzle") and Android Ver.
+//
+// An empty value counts as "NaN", the dataset's own marker for a missing
+// value. App, Last Updated and Current Ver are not encoded. Feature ids are
+// assigned as for adult: attributes in the order above, values (their
+// labels) in byte order within each attribute. On googleplaystore.csv this
+// gives 8,672 rows, 452 columns and 86,720 entries. The paper reports
+// 8,672 × 521 with 86,720 entries but does not describe its preprocessing;
+// steps 2 and 3 were chosen because they give its row count, while its 521
+// columns are not reproduced.
 //
 // edges — SNAP-style edge lists: one edge "src dst" per line, separated by
 // spaces or tabs; '#' comment lines and blank lines are skipped. Node ids are
@@ -114,8 +121,12 @@ type Stats struct {
 	Records int64
 	// Skipped is the number of blank and comment lines.
 	Skipped int64
-	// DroppedMalformed counts playstore rows with 12 fields.
-	DroppedMalformed int
+	// RepairedRows counts playstore rows with 12 fields, given an empty
+	// Category.
+	RepairedRows int
+	// DroppedVaries counts playstore rows whose Android Ver is "Varies with
+	// device".
+	DroppedVaries int
 	// DroppedDuplicates counts playstore rows repeating an App name.
 	DroppedDuplicates int
 	// RepeatedEntries counts repeated (user, feature) pairs that were merged.

@@ -139,7 +139,8 @@ func TestAdult(t *testing.T) {
 
 const playstoreSample = "App,Category,Rating,Reviews,Size,Installs,Type,Price,Content Rating,Genres,Last Updated,Current Ver,Android Ver\r\n" +
 	"A,ART,4.1,159,19M,\"10,000+\",Free,0,Everyone,Art & Design,\"January 7, 2018\",1.0.0,4.0.3 and up\r\n" +
-	"B,GAME,NaN,0,201k,1+,Paid,$0.99,Teen,Action;Puzzle,\"May 1, 2018\",Varies with device,Varies with device\r\n" +
+	"B,GAME,NaN,0,201k,1+,Paid,$0.99,Teen,Action;Puzzle,\"May 1, 2018\",Varies with device,2.3 and up\r\n" +
+	"C,GAME,4.5,10,Varies with device,1+,Free,0,Teen,Action,\"May 1, 2018\",Varies with device,Varies with device\r\n" +
 	"A,ART,4.2,160,19M,\"10,000+\",Free,0,Everyone,Art & Design,\"January 8, 2018\",1.0.1,4.0.3 and up\r\n" +
 	"Life Made WI-Fi Touchscreen Photo Frame,1.9,19.0,3.0M,\"1,000+\",Free,0,Everyone,,\"February 11, 2018\",1.0.19,4.0 and up"
 
@@ -147,25 +148,32 @@ func TestPlaystore(t *testing.T) {
 	hdr, rows, _ := strings.Cut(playstoreSample, "\r\n")
 	rowA, _, _ := strings.Cut(rows, "\r\n")
 	withA := func(old, new string) string { return hdr + "\n" + strings.Replace(rowA, old, new, 1) + "\n" }
-	want := []string{"A:0,2,5,7,9,10,13,14,17,18", "B:1,3,4,6,8,11,12,15,16,19"}
+	want := []string{"A:0,4,8,10,14,15,18,19,22,26", "B:1,5,6,9,12,16,17,20,21,24", "Life Made WI-Fi Touchscreen Photo Frame:2,3,7,11,13,15,18,19,23,25"}
 	runCases(t, []importCase{
 		{name: "sample", format: "playstore", in: playstoreSample, want: want, check: func(t *testing.T, st Stats) {
-			if st.DroppedDuplicates != 1 || st.DroppedMalformed != 1 || st.Records != 4 || st.Lines != 5 {
-				t.Errorf("stats %+v, want 1 duplicate, 1 malformed, 4 records, 5 lines", st)
+			if st.DroppedDuplicates != 1 || st.DroppedVaries != 1 || st.RepairedRows != 1 || st.Records != 5 || st.Lines != 6 {
+				t.Errorf("stats %+v, want 1 duplicate, 1 varies, 1 repaired, 5 records, 6 lines", st)
 			}
 			wantNames := []string{
-				"Category=ART", "Category=GAME", "Rating=4.1", "Rating=NaN", "Reviews=0", "Reviews=100-999",
-				"Size=0M", "Size=19M", "Installs=1+", "Installs=10,000+", "Type=Free", "Type=Paid",
+				"Category=ART", "Category=GAME", "Category=NaN", "Rating=1.9", "Rating=4.1", "Rating=NaN",
+				"Reviews=0", "Reviews=10-99", "Reviews=100-999", "Size=0M", "Size=19M", "Size=3M",
+				"Installs=1+", "Installs=1,000+", "Installs=10,000+", "Type=Free", "Type=Paid",
 				"Price=$0.99", "Price=0", "Content Rating=Everyone", "Content Rating=Teen",
-				"Genres=Action;Puzzle", "Genres=Art & Design", "Android Ver=4.0.3 and up", "Android Ver=Varies with device",
+				"Genres=Action;Puzzle", "Genres=Art & Design", "Genres=NaN",
+				"Android Ver=2.3 and up", "Android Ver=4.0 and up", "Android Ver=4.0.3 and up",
 			}
 			if !reflect.DeepEqual(st.FeatureNames, wantNames) {
-				t.Errorf("FeatureNames %q, want %q", st.FeatureNames, wantNames)
+				t.Errorf("FeatureNames\n got %q\nwant %q", st.FeatureNames, wantNames)
 			}
 		}},
 		{name: "lf and bom", format: "playstore", in: "\ufeff" + strings.ReplaceAll(playstoreSample, "\r\n", "\n"), want: want},
 		{name: "size varies, big reviews", format: "playstore", in: withA("159,19M", "78158306,Varies with device"), want: []string{"A:0,1,2,3,4,5,6,7,8,9"}},
 		{name: "size fraction", format: "playstore", in: withA("19M", "8.7M"), want: []string{"A:0,1,2,3,4,5,6,7,8,9"}},
+		{name: "empty values are NaN", format: "playstore", in: withA(",Everyone,Art & Design,", ",,,"), want: []string{"A:0,1,2,3,4,5,6,7,8,9"}, check: func(t *testing.T, st Stats) {
+			if st.FeatureNames[7] != "Content Rating=NaN" || st.FeatureNames[8] != "Genres=NaN" {
+				t.Errorf("FeatureNames %q", st.FeatureNames)
+			}
+		}},
 		{name: "bad header", format: "playstore", in: strings.Replace(playstoreSample, "Reviews", "Reveiws", 1), wantErr: "in:1: field 4: header is \"Reveiws\", want \"Reviews\""},
 		{name: "short header", format: "playstore", in: "App,Category\nA,B\n", wantErr: "in:1: header has 2 fields"},
 		{name: "11 fields", format: "playstore", in: hdr + "\na,b,c,d,e,f,g,h,i,j,k\n", wantErr: "in:2: got 11 fields, want 13"},
@@ -178,7 +186,10 @@ func TestPlaystore(t *testing.T) {
 		{name: "bare quote", format: "playstore", in: hdr + "\nA\"b,ART,4.1,159,19M,1+,Free,0,Everyone,Art,x,1,2\n", wantErr: "in:2: column"},
 		{name: "unterminated quote", format: "playstore", in: hdr + "\n\"A,ART\n", wantErr: "in:"},
 		{name: "header only", format: "playstore", in: hdr + "\r\n", wantErr: "in: empty input: no records"},
-		{name: "only malformed", format: "playstore", in: hdr + "\r\na,b,c,d,e,f,g,h,i,j,k,l\r\n", wantErr: "empty input"},
+		{name: "only varies", format: "playstore", in: withA("4.0.3 and up", "Varies with device"), wantErr: "empty input"},
+		{name: "repaired row checked", format: "playstore", in: hdr + "\r\na,b,c,d,e,f,g,h,i,j,k,l\r\n", wantErr: "in:2: field 4 (Reviews): not a non-negative integer: \"c\""},
+		{name: "reviews fraction", format: "playstore", in: withA("159", "159.5"), wantErr: "field 4 (Reviews): not a non-negative integer: \"159.5\""},
+		{name: "reviews exponent", format: "playstore", in: withA("159", "1e3"), wantErr: "field 4 (Reviews)"},
 		{name: "empty file", format: "playstore", in: "", wantErr: "in: empty input: no header"},
 	})
 }

@@ -22,9 +22,10 @@ var playstoreHeader = []string{
 var playstoreAttrs = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 12}
 
 const (
-	psApp     = 0
-	psReviews = 3
-	psSize    = 4
+	psApp        = 0
+	psReviews    = 3
+	psSize       = 4
+	psAndroidVer = 12
 )
 
 // Playstore reads Kaggle googleplaystore.csv from r (see the package doc).
@@ -87,8 +88,9 @@ func Playstore(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, e
 		line, _ := cr.FieldPos(0)
 		st.Records++
 		if len(rec) == len(playstoreHeader)-1 {
-			st.DroppedMalformed++
-			continue
+			// The Kaggle defect: Category is missing and the rest shifted left.
+			rec = append(rec[:1], append([]string{""}, rec[1:]...)...)
+			st.RepairedRows++
 		}
 		if len(rec) != len(playstoreHeader) {
 			return nil, st, errAt(int64(line), "", "got %d fields, want %d", len(rec), len(playstoreHeader))
@@ -96,6 +98,10 @@ func Playstore(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, e
 		app := rec[psApp]
 		if app == "" {
 			return nil, st, errAt(int64(line), "field 1 (App)", "empty App name")
+		}
+		if rec[psAndroidVer] == "Varies with device" {
+			st.DroppedVaries++
+			continue
 		}
 		if seen[app] {
 			st.DroppedDuplicates++
@@ -108,6 +114,9 @@ func Playstore(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, e
 				v, err = reviewsBin(v)
 			case psSize:
 				v, err = sizeBin(v)
+			}
+			if v == "" {
+				v = "NaN"
 			}
 			if err != nil {
 				fl, _ := cr.FieldPos(c)
@@ -124,10 +133,12 @@ func Playstore(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, e
 	return finish(m, &st, name, opts)
 }
 
-// reviewsBin bins a review count by its number of decimal digits.
+// reviewsBin bins a review count by its number of decimal digits. The count
+// is a non-negative integer, possibly written with a zero fraction ("19.0").
 func reviewsBin(s string) (string, error) {
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
+	intPart, frac, _ := strings.Cut(s, ".")
+	n, err := strconv.ParseUint(intPart, 10, 64)
+	if err != nil || !isDigitsString(intPart) || strings.Trim(frac, "0") != "" {
 		return "", fmt.Errorf("not a non-negative integer: %q", s)
 	}
 	if n == 0 {
@@ -164,6 +175,8 @@ func sizeBin(s string) (string, error) {
 	}
 	return fmt.Sprintf("%dM", int64(math.Floor(f/div))), nil
 }
+
+func isDigitsString(s string) bool { return isDigits([]byte(s)) }
 
 // isDecimal accepts digits with at most one '.', as in "8.7".
 func isDecimal(s string) bool {

@@ -82,7 +82,8 @@ func importNotes(st importer.Stats) string {
 		}
 	}
 	add(st.Skipped, "blank/comment lines skipped")
-	add(int64(st.DroppedMalformed), "malformed rows dropped")
+	add(int64(st.RepairedRows), "12-field rows repaired")
+	add(int64(st.DroppedVaries), "rows with Android Ver \"Varies with device\" dropped")
 	add(int64(st.DroppedDuplicates), "repeated App rows dropped")
 	add(st.RepeatedEntries, "repeated entries merged")
 	add(st.SelfLoops, "self-loops")
