@@ -232,16 +232,34 @@ func (sp *splitter) partition(members []int32, k int, mode verify.Mode) [][]int3
 type cstat struct {
 	s   int32
 	h   map[int32]int32 // dense feature -> holders
-	byH []int32         // byH[h] = features with h holders
-	// Derived from byH: M = #{2h > s}, W = #{2h ≥ s}, A = #{h = s},
-	// N1 = #{h = s−1}.
-	M, W, A, N1 int32
+	byH []int32         // byH[h] = features with h holders (h ≥ 1)
+	// M = #{f: 2h > s} and W = #{f: 2h ≥ s}, kept up to date by bump and
+	// resize. #{h = s} and #{h = s−1} are read from byH.
+	M, W int32
 }
 
+func newCstat() cstat {
+	return cstat{h: make(map[int32]int32), byH: make([]int32, 2)}
+}
+
+func (c *cstat) at(h int32) int32 {
+	if h < 1 || int(h) >= len(c.byH) {
+		return 0
+	}
+	return c.byH[h]
+}
+
+// bump changes the holders of f by d (±1) at the current size.
 func (c *cstat) bump(f int32, d int32) {
 	h := c.h[f]
 	if h > 0 {
 		c.byH[h]--
+		if 2*h > c.s {
+			c.M--
+		}
+		if 2*h >= c.s {
+			c.W--
+		}
 	}
 	h += d
 	if h > 0 {
@@ -250,32 +268,52 @@ func (c *cstat) bump(f int32, d int32) {
 			c.byH = append(c.byH, 0)
 		}
 		c.byH[h]++
+		if 2*h > c.s {
+			c.M++
+		}
+		if 2*h >= c.s {
+			c.W++
+		}
 	} else {
 		delete(c.h, f)
 	}
 }
 
-func (c *cstat) derive() {
-	c.M, c.W, c.A, c.N1 = 0, 0, 0, 0
+// resize changes the size by d (±1), keeping M and W right.
+func (c *cstat) resize(d int32) {
 	s := c.s
-	for h := int32(1); h < int32(len(c.byH)); h++ {
-		n := c.byH[h]
-		if n == 0 {
-			continue
+	if d > 0 {
+		if (s+1)%2 == 0 {
+			c.M -= c.at((s + 1) / 2)
 		}
-		if 2*h > s {
-			c.M += n
+		if s%2 == 0 {
+			c.W -= c.at(s / 2)
 		}
-		if 2*h >= s {
-			c.W += n
+	} else {
+		if s%2 == 0 {
+			c.M += c.at(s / 2)
 		}
-		if h == s {
-			c.A += n
-		}
-		if h == s-1 {
-			c.N1 += n
+		if (s-1)%2 == 0 {
+			c.W += c.at((s - 1) / 2)
 		}
 	}
+	c.s += d
+}
+
+// add adds a member with row.
+func (c *cstat) add(row []int32) {
+	for _, f := range row {
+		c.bump(f, 1)
+	}
+	c.resize(1)
+}
+
+// remove removes a member with row.
+func (c *cstat) remove(row []int32) {
+	for _, f := range row {
+		c.bump(f, -1)
+	}
+	c.resize(-1)
 }
 
 // deltaIn is the cost change of adding a user with row to c.
@@ -288,7 +326,7 @@ func (c *cstat) deltaIn(row []int32, mode verify.Mode) int64 {
 				a++
 			}
 		}
-		return int64(len(row)) - int64(s+1)*a + int64(s)*int64(c.A)
+		return int64(len(row)) - int64(s+1)*a + int64(s)*int64(c.at(s))
 	}
 	d := int64(c.M)
 	for _, f := range row {
@@ -305,14 +343,14 @@ func (c *cstat) deltaIn(row []int32, mode verify.Mode) int64 {
 func (c *cstat) deltaOut(row []int32, mode verify.Mode) int64 {
 	s := c.s
 	if mode == verify.NonSmooth {
-		n1 := int64(c.N1)
+		n1 := int64(c.at(s - 1))
 		for _, f := range row {
 			if c.h[f] == s-1 {
 				n1--
 			}
 		}
-		a2 := int64(c.A) + n1
-		return -int64(len(row)) - int64(s-1)*a2 + int64(s)*int64(c.A)
+		a := int64(c.at(s))
+		return -int64(len(row)) - int64(s-1)*(a+n1) + int64(s)*a
 	}
 	d := -int64(c.W)
 	for _, f := range row {
@@ -341,14 +379,11 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 	cl := make([]int32, pr.n)
 	st := make([]cstat, nc)
 	for c, mem := range clusters {
-		st[c] = cstat{s: int32(len(mem)), h: make(map[int32]int32), byH: make([]int32, len(mem)+1)}
+		st[c] = newCstat()
 		for _, u := range mem {
 			cl[u] = int32(c)
-			for _, f := range pr.urow(u) {
-				st[c].bump(f, 1)
-			}
+			st[c].add(pr.urow(u))
 		}
-		st[c].derive()
 	}
 	cpost := make([][]int32, pr.nf)
 	clen := make([]int32, nc)
@@ -428,21 +463,14 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 					continue
 				}
 				moves++
-				for _, f := range row {
-					st[a].bump(f, -1)
-					st[best].bump(f, 1)
-				}
-				st[a].s--
-				st[best].s++
-				if int(st[best].s) >= len(st[best].byH) {
-					st[best].byH = append(st[best].byH, 0)
-				}
-				st[a].derive()
-				st[best].derive()
+				st[a].remove(row)
+				st[best].add(row)
 				cl[u] = best
 			}
 		}
-		if moves == 0 {
+		// Stop when a pass moved fewer than 0.1% of the users: later passes
+		// cost a full scan each for a negligible gain.
+		if moves == 0 || int64(moves)*1000 < int64(pr.n) {
 			break
 		}
 	}

@@ -31,7 +31,11 @@ type facSet struct {
 const blk = 64
 
 func newFacSet(pr *problem) *facSet {
-	return &facSet{pr: pr, post: make([][]int32, pr.nf)}
+	fs := &facSet{pr: pr}
+	if pr.bits == nil {
+		fs.post = make([][]int32, pr.nf)
+	}
+	return fs
 }
 
 func (fs *facSet) len() int { return len(fs.point) }
@@ -41,6 +45,9 @@ func (fs *facSet) add(p int32) int32 {
 	fs.point = append(fs.point, p)
 	fs.closed = append(fs.closed, false)
 	fs.cnt = append(fs.cnt, 0)
+	if fs.pr.bits != nil {
+		return id // queries scan bitsets
+	}
 	for _, f := range fs.pr.row(p) {
 		fs.post[f] = append(fs.post[f], id)
 	}
@@ -63,6 +70,9 @@ func better(d, f, bd, bf int32) bool {
 // while only adding), or -1.
 func (fs *facSet) nearestFrom(p int32, t int32) (int32, int32) {
 	pr := fs.pr
+	if pr.bits != nil {
+		return fs.scan(p, t)
+	}
 	dp := pr.deg(p)
 	bf, bd := int32(-1), int32(0)
 	for _, f := range pr.row(p) {
@@ -108,6 +118,22 @@ func (fs *facSet) nearestFrom(p int32, t int32) (int32, int32) {
 	return bf, bd
 }
 
+// scan is the brute-force nearest open facility numbered ≥ t, by bitsets.
+func (fs *facSet) scan(p int32, t int32) (int32, int32) {
+	pr := fs.pr
+	bp := pr.bitsOf(p)
+	bf, bd := int32(-1), int32(0)
+	for g := t; g < int32(len(fs.point)); g++ {
+		if fs.closed[g] {
+			continue
+		}
+		if d := hamming(bp, pr.bitsOf(fs.point[g])); bf < 0 || d < bd {
+			bf, bd = g, d
+		}
+	}
+	return bf, bd
+}
+
 // startClosing prepares nearestOpen queries.
 func (fs *facSet) startClosing() {
 	fs.byDeg = make([]int32, len(fs.point))
@@ -129,6 +155,9 @@ func (fs *facSet) close(g int32) {
 // nearestOpen returns the nearest open facility to point p, or -1.
 func (fs *facSet) nearestOpen(p int32) (int32, int32) {
 	pr := fs.pr
+	if pr.bits != nil {
+		return fs.scan(p, 0)
+	}
 	dp := pr.deg(p)
 	bf, bd := int32(-1), int32(0)
 	for _, f := range pr.row(p) {

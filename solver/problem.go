@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -26,6 +27,28 @@ type problem struct {
 	byDeg     []int32  // points by (degree, index)
 	orig      []uint32 // dense feature id -> input feature id
 	maxDeg    int32
+	// bits holds every point as a bitset of words words when there are
+	// few columns (nf ≤ denseColumns); distances are then popcounts.
+	words int
+	bits  []uint64
+}
+
+// denseColumns is the largest number of columns for which points are also
+// kept as bitsets: brute force over popcounts beats the inverted index when
+// rows are short bit vectors (adult: 102 columns).
+const denseColumns = 256
+
+func (pr *problem) bitsOf(p int32) []uint64 {
+	return pr.bits[int(p)*pr.words : int(p+1)*pr.words]
+}
+
+// hamming is the distance of two points from their bitsets.
+func hamming(a, b []uint64) int32 {
+	d := 0
+	for i := range a {
+		d += bits.OnesCount64(a[i] ^ b[i])
+	}
+	return int32(d)
 }
 
 func (pr *problem) row(p int32) []int32 { return pr.feat[pr.off[p]:pr.off[p+1]] }
@@ -95,6 +118,16 @@ func newProblem(m *matrix.Matrix, order []int32) *problem {
 			pos[f]++
 		}
 	}
+	if pr.nf <= denseColumns {
+		pr.words = (pr.nf + 63) / 64
+		pr.bits = make([]uint64, pr.np*pr.words)
+		for p := int32(0); p < int32(pr.np); p++ {
+			b := pr.bitsOf(p)
+			for _, f := range pr.row(p) {
+				b[f/64] |= 1 << (f % 64)
+			}
+		}
+	}
 	pr.byDeg = make([]int32, pr.np)
 	for p := range pr.byDeg {
 		pr.byDeg[p] = int32(p)
@@ -161,6 +194,25 @@ func (pr *problem) facilityCosts(nn int, factor float64, w int) []float64 {
 				continue
 			}
 			dp := pr.deg(p)
+			add := func(d int32, wt int32) {
+				if s.hist[d] == 0 {
+					s.hd = append(s.hd, d)
+				}
+				s.hist[d] += int64(wt)
+			}
+			if pr.bits != nil {
+				// Brute force: every other point, by popcount.
+				bp := pr.bitsOf(p)
+				for q := int32(0); q < int32(pr.np); q++ {
+					if q != p {
+						add(hamming(bp, pr.bitsOf(q)), pr.w[q])
+					}
+				}
+				if sum := pr.sumSmallest(s.hist, &s.hd, need); sum > 0 {
+					cost[p] = factor * sum
+				}
+				continue
+			}
 			for _, f := range pr.row(p) {
 				for _, q := range pr.post[pr.postOff[f]:pr.postOff[f+1]] {
 					if q == p {
@@ -171,12 +223,6 @@ func (pr *problem) facilityCosts(nn int, factor float64, w int) []float64 {
 					}
 					s.cnt[q]++
 				}
-			}
-			add := func(d int32, wt int32) {
-				if s.hist[d] == 0 {
-					s.hd = append(s.hd, d)
-				}
-				s.hist[d] += int64(wt)
 			}
 			for _, q := range s.touched {
 				add(dp+pr.deg(q)-2*s.cnt[q], pr.w[q])
@@ -205,18 +251,7 @@ func (pr *problem) facilityCosts(nn int, factor float64, w int) []float64 {
 				add(d, pr.w[q])
 				got += int64(pr.w[q])
 			}
-			slices.Sort(s.hd)
-			var sum float64
-			left := need
-			for _, d := range s.hd {
-				if left > 0 {
-					t := min(left, s.hist[d])
-					sum += float64(t) * float64(d)
-					left -= t
-				}
-				s.hist[d] = 0
-			}
-			s.hd = s.hd[:0]
+			sum := pr.sumSmallest(s.hist, &s.hd, need)
 			for _, q := range s.touched {
 				s.cnt[q] = 0
 			}
@@ -229,6 +264,24 @@ func (pr *problem) facilityCosts(nn int, factor float64, w int) []float64 {
 		}
 	})
 	return cost
+}
+
+// sumSmallest returns the sum of the need smallest distances of the
+// histogram (hist[d] users at distance d, for d in *hd) and clears it.
+func (pr *problem) sumSmallest(hist []int64, hd *[]int32, need int64) float64 {
+	slices.Sort(*hd)
+	var sum float64
+	left := need
+	for _, d := range *hd {
+		if left > 0 {
+			t := min(left, hist[d])
+			sum += float64(t) * float64(d)
+			left -= t
+		}
+		hist[d] = 0
+	}
+	*hd = (*hd)[:0]
+	return sum
 }
 
 // centre returns the released row (input feature ids, sorted) of a cluster.

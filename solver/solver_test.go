@@ -350,13 +350,13 @@ func TestDeltas(t *testing.T) {
 				mem[i] = int32(perm[i])
 			}
 			u := int32(perm[size])
-			c := cstat{s: int32(size), h: map[int32]int32{}, byH: make([]int32, size+1)}
+			c := newCstat()
 			for _, x := range mem {
-				for _, f := range pr.urow(x) {
-					c.bump(f, 1)
-				}
+				c.add(pr.urow(x))
 			}
-			c.derive()
+			// Churn: add and remove a user to exercise resize.
+			c.add(pr.urow(u))
+			c.remove(pr.urow(u))
 			base := pr.costOf(mem, md, cnt, &touched)
 			in := pr.costOf(append(slices.Clone(mem), u), md, cnt, &touched) - base
 			if got := c.deltaIn(pr.urow(u), md); got != in {
@@ -373,7 +373,13 @@ func TestDeltas(t *testing.T) {
 
 // TestFacilityCosts compares the exact neighbour sums with brute force.
 func TestFacilityCosts(t *testing.T) {
-	m := randomMatrix(6, 150, 15, 3)
+	for _, cols := range []int{15, 2 * denseColumns} { // bitsets, inverted index
+		testFacilityCosts(t, cols)
+	}
+}
+
+func testFacilityCosts(t *testing.T, cols int) {
+	m := randomMatrix(6, 150, cols, 3)
 	// Add duplicates.
 	for i := 0; i < 20; i++ {
 		m.Append(fmt.Sprintf("dup%02d", i), m.Row(i%4))
@@ -383,6 +389,9 @@ func TestFacilityCosts(t *testing.T) {
 		order[i] = int32(i)
 	}
 	pr := newProblem(m, order)
+	if (pr.bits != nil) != (pr.nf <= denseColumns) {
+		t.Fatalf("%d columns: bitsets %v", pr.nf, pr.bits != nil)
+	}
 	for _, nn := range []int{1, 5, 16, 500} {
 		got := pr.facilityCosts(nn, 1, 2)
 		for u := 0; u < pr.n; u++ {
