@@ -65,7 +65,8 @@
 // empty. '#' comment lines and blank lines are skipped; repeated pairs are
 // merged. Rows are in order of the user's first appearance.
 //
-// A trailing carriage return is removed from every line in all formats.
+// A trailing carriage return is removed from every line, and a UTF-8 byte
+// order mark from the start of the input, in all formats.
 //
 // None of the four formats can produce two rows with the same user id (adult
 // numbers records, playstore keeps the first row per App, edges and pairs
@@ -338,6 +339,9 @@ func (l *lineReader) next() (line []byte, ok bool) {
 		}
 	}
 	l.line++
+	if l.line == 1 {
+		b = bytes.TrimPrefix(b, []byte("\ufeff")) // a UTF-8 byte order mark
+	}
 	b = bytes.TrimSuffix(b, []byte{'\n'})
 	b = bytes.TrimSuffix(b, []byte{'\r'})
 	return b, true

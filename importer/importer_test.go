@@ -207,6 +207,7 @@ func TestEdges(t *testing.T) {
 				t.Errorf("stats %+v, want 2 repeated entries, 1 self-loop, 0 empty rows", st)
 			}
 		}},
+		{name: "byte order mark", format: "edges", in: "\ufeff# c\r\n1 2\r\n", want: []string{"1:2", "2:"}},
 		{name: "self-loop directed", format: "edges", in: "4 4\n", want: []string{"4:4"}},
 		{name: "repeated edges", format: "edges", in: "1 2\n1 2\n1 3\n1 2\n", want: []string{"1:2,3", "2:", "3:"}, check: func(t *testing.T, st Stats) {
 			if st.RepeatedEntries != 2 {
@@ -235,6 +236,7 @@ func TestPairs(t *testing.T) {
 				t.Errorf("stats %+v, want 4 records, 1 repeated, 2 skipped", st)
 			}
 		}},
+		{name: "byte order mark", format: "pairs", in: "\ufeffa\t1\n", want: []string{"a:1"}},
 		{name: "user ids verbatim", format: "pairs", in: "alice smith\t1\r\n 7\t4294967295\n", want: []string{"alice smith:1", " 7:4294967295"}},
 		{name: "feature padded", format: "pairs", in: "a\t 3 \n", want: []string{"a:3"}},
 		{name: "no tab", format: "pairs", in: "a 1\n", wantErr: "in:1: want \"user<TAB>feature\", found no tab"},
