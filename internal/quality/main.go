@@ -1,13 +1,29 @@
-// Command quality prints the solver's quality table (k = 8, mean ± sd over
-// seeds) as Markdown.
+// Command quality measures the solver on the paper's data sets and prints
+// the quality table as Markdown: for every data set, variant (improved,
+// paper) and mode (smooth, nonsmooth), the mean ± standard deviation over
+// seeds of the Jaccard similarity, the suppressed and created fractions
+// (over the input entries), the number of clusters and the solve time.
+// Every release is checked with verify.Check; an invalid one aborts the run.
+//
+// Usage (from the repository root):
+//
+//	go run ./internal/quality [-seeds 10] [-k 8] [-datasets adult,sbm,dblp,playstore] [-raw ../shared/data/raw]
+//
+// Seeds are 1..N. The SBM data set is the paper's (n = 1024, s = 64,
+// q = 0.8, p = 0.01), drawn afresh with each seed (gen.PaperSBM(seed)).
+// Data sets whose raw file is missing are listed as skipped.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/smoothanon/smoothanon/gen"
@@ -17,41 +33,147 @@ import (
 	"github.com/smoothanon/smoothanon/verify"
 )
 
+// dataset is one row group of the table.
+type dataset struct {
+	name   string
+	file   string // raw file, "" for generated
+	format string
+	opts   importer.Options
+	// Targets (improved smooth / nonsmooth, "" = report only) and the
+	// paper's figures (smooth / nonsmooth).
+	target [2]string
+	paper  [2]string
+}
+
+var datasets = []dataset{
+	{name: "adult", file: "adult.data.gz", format: "adult", target: [2]string{"≥ 90.0%", "≥ 77.0%"}, paper: [2]string{"85.0%", "64.8%"}},
+	{name: "sbm", target: [2]string{"≥ 69.0%", "≥ 15.0%"}, paper: [2]string{"68.1%", "16.4%"}},
+	{name: "dblp", file: "com-dblp.ungraph.noheader.txt.gz", format: "edges", opts: importer.Options{Undirected: true},
+		target: [2]string{"≥ 28.0%", "≥ 7.5%"}, paper: [2]string{"7.4%", "4.3%"}},
+	{name: "playstore", file: "googleplaystore.csv.gz", format: "playstore", target: [2]string{"report", "report"}, paper: [2]string{"66.1%", "39.2%"}},
+}
+
 func main() {
-	ds := flag.String("dataset", "adult", "")
-	mode := flag.String("mode", "smooth", "")
-	variant := flag.String("variant", "improved", "")
-	seed := flag.Int64("seed", 1, "")
+	seeds := flag.Int("seeds", 10, "number of seeds (1..N)")
+	k := flag.Int("k", 8, "anonymity parameter")
+	names := flag.String("datasets", "adult,sbm,dblp,playstore", "comma list of data sets")
+	raw := flag.String("raw", filepath.Join("..", "shared", "data", "raw"), "directory of the raw data sets")
 	flag.Parse()
-	raw := filepath.Join("..", "shared", "data", "raw")
-	var m *matrix.Matrix
-	var err error
-	switch *ds {
-	case "adult":
-		m, _, err = importer.Import("adult", filepath.Join(raw, "adult.data.gz"), importer.Options{})
-	case "playstore":
-		m, _, err = importer.Import("playstore", filepath.Join(raw, "googleplaystore.csv.gz"), importer.Options{})
-	case "dblp":
-		m, _, err = importer.Import("edges", filepath.Join(raw, "com-dblp.ungraph.noheader.txt.gz"), importer.Options{Undirected: true})
-	case "sbm":
-		m, err = gen.SBM(gen.PaperSBM(*seed))
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	if err := run(os.Stdout, os.Stderr, *seeds, *k, strings.Split(*names, ","), *raw); err != nil {
+		fmt.Fprintln(os.Stderr, "quality:", err)
 		os.Exit(1)
 	}
-	md, _ := verify.ParseMode(*mode)
-	v, _ := solver.ParseVariant(*variant)
-	t := time.Now()
-	res, err := solver.Solve(context.Background(), m, solver.Params{K: 8, Mode: md, Seed: *seed, Variant: v,
-		Progress: func(s string, d, tot int) {
-			fmt.Fprintf(os.Stderr, "%.2fs %s %d/%d\n", time.Since(t).Seconds(), s, d, tot)
-		}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+}
+
+// stat accumulates mean and standard deviation.
+type stat struct{ xs []float64 }
+
+func (s *stat) add(x float64) { s.xs = append(s.xs, x) }
+func (s *stat) mean() float64 {
+	t := 0.0
+	for _, x := range s.xs {
+		t += x
 	}
-	el := time.Since(t)
-	rep, _ := verify.Check(m, res.Release, verify.Params{K: 8, Mode: md})
-	fmt.Printf("%s %s %s rows=%d valid=%v jac=%.4f sup=%.4f cre=%.4f clusters=%d mean=%.1f max=%d fc=%.0f %.2fs %v\n", *ds, *mode, *variant, m.NumRows(), rep.Valid, rep.Jaccard, rep.SuppressedFraction, rep.CreatedFraction, res.Info.Clusters, res.Info.ClusterSize.Mean, res.Info.ClusterSize.Max, res.Info.FacilityCost, el.Seconds(), rep.Problems)
+	return t / float64(len(s.xs))
+}
+func (s *stat) sd() float64 {
+	if len(s.xs) < 2 {
+		return 0
+	}
+	m, t := s.mean(), 0.0
+	for _, x := range s.xs {
+		t += (x - m) * (x - m)
+	}
+	return math.Sqrt(t / float64(len(s.xs)-1))
+}
+func (s *stat) pct() string { return fmt.Sprintf("%.1f ± %.1f%%", 100*s.mean(), 100*s.sd()) }
+
+func load(d dataset, raw string, seed int64) (*matrix.Matrix, error) {
+	if d.file == "" {
+		return gen.SBM(gen.PaperSBM(seed))
+	}
+	m, _, err := importer.Import(d.format, filepath.Join(raw, d.file), d.opts)
+	return m, err
+}
+
+func run(stdout, stderr io.Writer, seeds, k int, names []string, raw string) error {
+	if seeds < 1 {
+		return fmt.Errorf("-seeds = %d, must be at least 1", seeds)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "k = %d, seeds 1..%d, %d CPUs (GOMAXPROCS). Jaccard, suppressed and created entries (fractions of the input entries) as mean ± sd over the seeds; the sbm data set is redrawn with each seed.\n\n", k, seeds, runtime.GOMAXPROCS(0))
+	b.WriteString("| dataset | rows | entries | variant | mode | Jaccard | suppressed | created | clusters | seconds | target | paper |\n")
+	b.WriteString("|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	var skipped []string
+	for _, name := range names {
+		var d *dataset
+		for i := range datasets {
+			if datasets[i].name == name {
+				d = &datasets[i]
+			}
+		}
+		if d == nil {
+			return fmt.Errorf("unknown data set %q", name)
+		}
+		if d.file != "" {
+			if _, err := os.Stat(filepath.Join(raw, d.file)); err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s (%s not found)", name, filepath.Join(raw, d.file)))
+				continue
+			}
+		}
+		var fixed *matrix.Matrix
+		if d.file != "" {
+			m, err := load(*d, raw, 0)
+			if err != nil {
+				return err
+			}
+			fixed = m
+		}
+		for _, v := range []solver.Variant{solver.Improved, solver.Paper} {
+			for mi, md := range []verify.Mode{verify.Smooth, verify.NonSmooth} {
+				var jac, sup, cre, clu, sec stat
+				var rows, entries int
+				for seed := int64(1); seed <= int64(seeds); seed++ {
+					m := fixed
+					if m == nil {
+						var err error
+						if m, err = load(*d, raw, seed); err != nil {
+							return err
+						}
+					}
+					rows, entries = m.NumRows(), int(m.NumEntries())
+					start := time.Now()
+					res, err := solver.Solve(context.Background(), m, solver.Params{K: k, Mode: md, Variant: v, Seed: seed})
+					if err != nil {
+						return fmt.Errorf("%s %s %s seed %d: %w", name, v, md, seed, err)
+					}
+					el := time.Since(start).Seconds()
+					rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: md})
+					if err != nil {
+						return err
+					}
+					if !rep.Valid {
+						return fmt.Errorf("%s %s %s seed %d: invalid release: %v", name, v, md, seed, rep.Problems)
+					}
+					jac.add(rep.Jaccard)
+					sup.add(rep.SuppressedFraction)
+					cre.add(rep.CreatedFraction)
+					clu.add(float64(res.Info.Clusters))
+					sec.add(el)
+					fmt.Fprintf(stderr, "%s %s %s seed %d: jaccard %.4f, %d clusters, %.2fs\n", name, v, md, seed, rep.Jaccard, res.Info.Clusters, el)
+				}
+				target := "—"
+				if v == solver.Improved {
+					target = d.target[mi]
+				}
+				fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s | %s | %.0f | %.2f ± %.2f | %s | %s |\n",
+					name, rows, entries, v, md, jac.pct(), sup.pct(), cre.pct(), clu.mean(), sec.mean(), sec.sd(), target, d.paper[mi])
+			}
+		}
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, "\nSkipped: %s.\n", strings.Join(skipped, "; "))
+	}
+	_, err := io.WriteString(stdout, b.String())
+	return err
 }
