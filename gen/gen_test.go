@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -310,7 +311,9 @@ func TestUserListsDeterministicAndChunkFree(t *testing.T) {
 }
 
 func TestUserListsStream(t *testing.T) {
-	p := UserListsParams{Rows: 3000, Columns: 1000, MeanDegree: 4, Zipf: 1.2, Seed: 1}
+	// Several chunks, drawn by several workers, arrive in row order.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	p := UserListsParams{Rows: 5*userListsChunk + 17, Columns: 1000, MeanDegree: 3, Zipf: 1.2, Seed: 1}
 	path := filepath.Join(t.TempDir(), "ul.parquet")
 	w, err := matrix.Create(path, matrix.WriterOptions{RowGroupRows: 1000})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 
 	"github.com/smoothanon/smoothanon/matrix"
@@ -102,19 +103,76 @@ func (g *UserListsGenerator) degree() int {
 }
 
 // UserLists streams a UserLists data set of p.Rows rows to w in row order,
-// in constant memory. It does not close w.
+// in constant memory. Rows are drawn by up to GOMAXPROCS goroutines, a chunk
+// of rows each, while this goroutine writes. It does not close w.
 func UserLists(w *matrix.Writer, p UserListsParams) error {
-	g, err := NewUserLists(p)
-	if err != nil {
+	if err := CheckUserListsParams(p); err != nil {
 		return err
 	}
-	for i := int64(0); i < p.Rows; i++ {
-		u, f := g.Row(i)
-		if err := w.Write(u, f); err != nil {
-			return err
+	workers := min(runtime.GOMAXPROCS(0), 8)
+	nChunks := (p.Rows + userListsChunk - 1) / userListsChunk
+	workers = int(min(int64(workers), nChunks))
+	done := make(chan struct{})
+	defer close(done)
+	// Worker j draws chunks j, j+workers, ...; two buffers each, recycled.
+	full := make([]chan *rowChunk, workers)
+	free := make([]chan *rowChunk, workers)
+	for j := range full {
+		full[j] = make(chan *rowChunk, 2)
+		free[j] = make(chan *rowChunk, 2)
+		free[j] <- &rowChunk{}
+		free[j] <- &rowChunk{}
+		g, _ := NewUserLists(p)
+		go func(j int) {
+			for c := int64(j); c < nChunks; c += int64(workers) {
+				var ch *rowChunk
+				select {
+				case ch = <-free[j]:
+				case <-done:
+					return
+				}
+				ch.fill(g, c*userListsChunk, min((c+1)*userListsChunk, p.Rows))
+				select {
+				case full[j] <- ch:
+				case <-done:
+					return
+				}
+			}
+		}(j)
+	}
+	for c := int64(0); c < nChunks; c++ {
+		j := int(c % int64(workers))
+		ch := <-full[j]
+		for r := range ch.users {
+			if err := w.Write(ch.users[r], ch.feats[ch.offsets[r]:ch.offsets[r+1]]); err != nil {
+				return err
+			}
 		}
+		free[j] <- ch
 	}
 	return nil
+}
+
+// userListsChunk is the number of rows a worker draws at a time.
+const userListsChunk = 4096
+
+// rowChunk is a run of consecutive rows in CSR form.
+type rowChunk struct {
+	users   []string
+	offsets []int
+	feats   []uint32
+}
+
+func (ch *rowChunk) fill(g *UserListsGenerator, lo, hi int64) {
+	ch.users = ch.users[:0]
+	ch.offsets = append(ch.offsets[:0], 0)
+	ch.feats = ch.feats[:0]
+	for i := lo; i < hi; i++ {
+		u, f := g.Row(i)
+		ch.users = append(ch.users, u)
+		ch.feats = append(ch.feats, f...)
+		ch.offsets = append(ch.offsets, len(ch.feats))
+	}
 }
 
 // UserListsMatrix returns a UserLists data set in memory, row i being
