@@ -68,7 +68,7 @@ func Adult(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, error
 	}
 	m, names := enc.matrix()
 	st.FeatureNames = names
-	return finish(m, &st, name, opts)
+	return finish(m, &st, name, opts, false)
 }
 
 // splitComma splits line on commas, trimming spaces and tabs around fields.

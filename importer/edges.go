@@ -105,7 +105,7 @@ func Edges(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, error
 		}
 		m.Offsets[i+1] = int64(k)
 	}
-	return finish(m, &st, name, opts)
+	return finish(m, &st, name, opts, true) // node ids are distinct
 }
 
 // nextField returns the first space- or tab-separated field of b and the rest.

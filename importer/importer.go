@@ -362,8 +362,12 @@ func (l *lineReader) errorf(field, format string, args ...any) error {
 
 // isSkippable reports a blank line or a '#' comment line.
 func isSkippable(line []byte) bool {
-	t := bytes.TrimLeft(line, " \t")
-	return len(t) == 0 || t[0] == '#'
+	for _, c := range line {
+		if c != ' ' && c != '\t' {
+			return c == '#'
+		}
+	}
+	return true
 }
 
 // errNumber is the cause of a bad unsigned number.
@@ -393,15 +397,22 @@ func parseUint32(b []byte) (uint32, error) {
 }
 
 // finish applies the dedupe policy, checks for emptiness and fills Columns.
-func finish(m *matrix.Matrix, st *Stats, name string, opts Options) (*matrix.Matrix, Stats, error) {
+// unique says the user ids are distinct by construction, which saves the
+// dedupe pass.
+func finish(m *matrix.Matrix, st *Stats, name string, opts Options, unique bool) (*matrix.Matrix, Stats, error) {
 	if m.NumRows() == 0 {
 		return nil, *st, &Error{Path: name, Err: ErrEmpty}
 	}
-	m2, merged, err := matrix.Dedupe(m, opts.Dedupe)
-	if err != nil {
-		return nil, *st, &Error{Path: name, Err: err}
+	m2 := m
+	if !unique {
+		var merged int
+		var err error
+		m2, merged, err = matrix.Dedupe(m, opts.Dedupe)
+		if err != nil {
+			return nil, *st, &Error{Path: name, Err: err}
+		}
+		st.MergedRows = merged
 	}
-	st.MergedRows = merged
 	st.EmptyRows = 0
 	for i := range m2.Users {
 		if m2.Offsets[i+1] == m2.Offsets[i] {

@@ -367,10 +367,10 @@ func TestFinishDedupe(t *testing.T) {
 		m.Append("a", []uint32{0, 1})
 		return m
 	}
-	if _, _, err := finish(mk(), &Stats{}, "in", Options{}); err == nil || !strings.Contains(err.Error(), `in: duplicate user id "a"`) {
+	if _, _, err := finish(mk(), &Stats{}, "in", Options{}, false); err == nil || !strings.Contains(err.Error(), `in: duplicate user id "a"`) {
 		t.Fatalf("refuse: error %v", err)
 	}
-	m, st, err := finish(mk(), &Stats{}, "in", Options{Dedupe: matrix.DedupeUnion})
+	m, st, err := finish(mk(), &Stats{}, "in", Options{Dedupe: matrix.DedupeUnion}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,5 +70,5 @@ func Pairs(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, error
 		}
 		m.Offsets[i+1] = int64(k)
 	}
-	return finish(m, &st, name, opts)
+	return finish(m, &st, name, opts, false)
 }

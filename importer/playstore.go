@@ -130,7 +130,7 @@ func Playstore(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, e
 	}
 	m, names := enc.matrix()
 	st.FeatureNames = names
-	return finish(m, &st, name, opts)
+	return finish(m, &st, name, opts, false)
 }
 
 // reviewsBin bins a review count by its number of decimal digits. The count
