@@ -355,9 +355,9 @@ func TestRandomReleases(t *testing.T) {
 				t.Fatal(err)
 			}
 			ref := bruteForce(in, out, k, mode)
-			if r.Valid != ref.valid || r.EntriesKept != ref.kept || r.Classes != ref.classes || r.SmallClasses != ref.small || r.MajorityViolations != ref.majority {
-				t.Fatalf("trial %d mode %v: got valid %v kept %d classes %d small %d majority %d; want %+v",
-					trial, mode, r.Valid, r.EntriesKept, r.Classes, r.SmallClasses, r.MajorityViolations, ref)
+			got := refResult{r.Valid, r.EntriesKept, r.Classes, r.SmallClasses, r.MajorityViolations, r.MissingUsers, r.ExtraUsers, r.DuplicateUsers}
+			if got != ref {
+				t.Fatalf("trial %d mode %v: got %+v, want %+v", trial, mode, got, ref)
 			}
 		}
 	}
@@ -394,13 +394,38 @@ func majorityRelease(in *matrix.Matrix, cluster []int) *matrix.Matrix {
 type refResult struct {
 	valid                          bool
 	kept, classes, small, majority int64
+	missing, extra, dup            int64
 }
 
+// bruteForce is a slow, obvious reference for Check on inputs whose user
+// ids are unique. A repeated output user counts only at its first row.
 func bruteForce(in, out *matrix.Matrix, k int, mode Mode) refResult {
 	var ref refResult
 	inRow := map[string][]uint32{}
 	for i, u := range in.Users {
 		inRow[u] = in.Row(i)
+	}
+	first := map[string]bool{} // output row i is the first of its user
+	isFirst := make([]bool, out.NumRows())
+	for i, u := range out.Users {
+		if first[u] {
+			ref.dup++
+			continue
+		}
+		first[u] = true
+		isFirst[i] = true
+		if _, ok := inRow[u]; !ok {
+			ref.extra++
+		}
+	}
+	for _, u := range in.Users {
+		if !first[u] {
+			ref.missing++
+		}
+	}
+	held := func(i int, x uint32) bool {
+		fs, ok := inRow[out.Users[i]]
+		return isFirst[i] && ok && slices.Contains(fs, x)
 	}
 	key := func(fs []uint32) string { return fmt.Sprint(fs) }
 	members := map[string][]int{}
@@ -414,11 +439,11 @@ func bruteForce(in, out *matrix.Matrix, k int, mode Mode) refResult {
 	}
 	ref.classes = int64(len(order))
 	created := false
-	for i, u := range out.Users {
+	for i := range out.Users {
 		for _, x := range out.Row(i) {
-			if slices.Contains(inRow[u], x) {
+			if held(i, x) {
 				ref.kept++
-			} else {
+			} else if isFirst[i] {
 				created = true
 			}
 		}
@@ -429,17 +454,77 @@ func bruteForce(in, out *matrix.Matrix, k int, mode Mode) refResult {
 			ref.small++
 		}
 		for _, x := range out.Row(ms[0]) {
-			held := 0
+			n := 0
 			for _, i := range ms {
-				if slices.Contains(inRow[out.Users[i]], x) {
-					held++
+				if held(i, x) {
+					n++
 				}
 			}
-			if mode == Smooth && 2*held < len(ms) {
+			if mode == Smooth && 2*n < len(ms) {
 				ref.majority++
 			}
 		}
 	}
-	ref.valid = ref.small == 0 && ref.majority == 0 && !(mode == NonSmooth && created)
+	ref.valid = ref.small == 0 && ref.majority == 0 && !(mode == NonSmooth && created) &&
+		ref.missing == 0 && ref.extra == 0 && ref.dup == 0
 	return ref
+}
+
+// FuzzCheck compares Check with bruteForce on small matrices decoded from
+// the fuzz input: up to 8 input users u0..u7, output rows naming u0..u9 (so
+// users may be missing, extra or repeated), features 0..5.
+func FuzzCheck(f *testing.F) {
+	f.Add([]byte{3, 2, 0, 1, 2, 1, 3, 3, 0, 1, 0, 2, 1, 2}, uint8(2), false)
+	f.Add([]byte{8, 0, 0, 0, 0, 0, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1, 0}, uint8(1), true)
+	f.Fuzz(func(t *testing.T, data []byte, k uint8, nonsmooth bool) {
+		next := func() byte {
+			if len(data) == 0 {
+				return 0
+			}
+			b := data[0]
+			data = data[1:]
+			return b
+		}
+		in := matrix.New(0, 0)
+		for i := 0; i < int(next()%9); i++ {
+			mask := next()
+			var fs []uint32
+			for b := 0; b < 6; b++ {
+				if mask&(1<<b) != 0 {
+					fs = append(fs, uint32(b))
+				}
+			}
+			in.Append(fmt.Sprintf("u%d", i), fs)
+		}
+		out := matrix.New(0, 0)
+		for len(data) >= 2 {
+			u, mask := next(), next()
+			var fs []uint32
+			for b := 0; b < 6; b++ {
+				if mask&(1<<b) != 0 {
+					fs = append(fs, uint32(b))
+				}
+			}
+			out.Append(fmt.Sprintf("u%d", u%10), fs)
+		}
+		p := Params{K: 1 + int(k%5)}
+		if nonsmooth {
+			p.Mode = NonSmooth
+		}
+		r, err := Check(in, out, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := bruteForce(in, out, p.K, p.Mode)
+		got := refResult{r.Valid, r.EntriesKept, r.Classes, r.SmallClasses, r.MajorityViolations, r.MissingUsers, r.ExtraUsers, r.DuplicateUsers}
+		if got != ref {
+			t.Fatalf("in %v out %v %+v: got %+v, want %+v", in, out, p, got, ref)
+		}
+		if r.Valid != (len(r.Problems) == 0) || r.Suppressed+r.EntriesKept != r.EntriesIn || r.Created+r.EntriesKept != r.EntriesOut {
+			t.Fatalf("inconsistent report %+v", r)
+		}
+		if r.Jaccard < 0 || r.Jaccard > 1 || (r.Jaccard == 1) != (r.Suppressed == 0 && r.Created == 0) {
+			t.Fatalf("jaccard %v with suppressed %d created %d", r.Jaccard, r.Suppressed, r.Created)
+		}
+	})
 }
