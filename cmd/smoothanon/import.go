@@ -78,7 +78,7 @@ func importNotes(st importer.Stats) string {
 	var notes []string
 	add := func(n int64, what string) {
 		if n > 0 {
-			notes = append(notes, fmt.Sprintf("%d %s", n, what))
+			notes = append(notes, fmt.Sprintf("%s: %d", what, n))
 		}
 	}
 	add(st.Skipped, "blank/comment lines skipped")
@@ -92,7 +92,7 @@ func importNotes(st importer.Stats) string {
 	if len(notes) == 0 {
 		return ""
 	}
-	return " (" + strings.Join(notes, ", ") + ")"
+	return " (" + strings.Join(notes, "; ") + ")"
 }
 
 // writeFeatureNames writes "id<TAB>name" lines to path via a temporary file.

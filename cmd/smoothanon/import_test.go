@@ -72,13 +72,13 @@ func TestImportCommand(t *testing.T) {
 		summary   string
 	}{
 		{"adult", []string{"--format", "adult", "--input", adult},
-			map[string][]uint32{"0": {1, 2, 4, 5, 8, 9, 11, 13}, "1": {0, 2, 3, 6, 7, 9, 10, 12}}, "", "2 rows, 14 columns, 16 entries (1 blank/comment lines skipped)"},
+			map[string][]uint32{"0": {1, 2, 4, 5, 8, 9, 11, 13}, "1": {0, 2, 3, 6, 7, 9, 10, 12}}, "", "2 rows, 14 columns, 16 entries (blank/comment lines skipped: 1)"},
 		{"adult with features", []string{"--format=adult", "--input=" + adult, "--features", filepath.Join(dir, "names.tsv")},
 			map[string][]uint32{"0": {1, 2, 4, 5, 8, 9, 11, 13}, "1": {0, 2, 3, 6, 7, 9, 10, 12}}, "0\tworkclass=?\n1\tworkclass=State-gov\n2\teducation=Bachelors\n", "16 entries"},
 		{"edges undirected gzip", []string{"--format", "edges", "--input", edges, "--undirected"},
-			map[string][]uint32{"1": {2}, "2": {1, 3}, "3": {2}}, "", "3 rows, 3 columns, 4 entries (1 blank/comment lines skipped)"},
+			map[string][]uint32{"1": {2}, "2": {1, 3}, "3": {2}}, "", "3 rows, 3 columns, 4 entries (blank/comment lines skipped: 1)"},
 		{"edges directed", []string{"--format", "edges", "--input", edges},
-			map[string][]uint32{"1": {2}, "2": {3}, "3": {}}, "", "3 rows, 2 columns, 2 entries (1 blank/comment lines skipped, 1 empty rows)"},
+			map[string][]uint32{"1": {2}, "2": {3}, "3": {}}, "", "3 rows, 2 columns, 2 entries (blank/comment lines skipped: 1; empty rows: 1)"},
 		{"pairs union", []string{"--format", "pairs", "--input", pairs, "--dedupe=union"},
 			map[string][]uint32{"bob": {1, 7}, "ann": {3}}, "", "2 rows, 3 columns, 3 entries"},
 	} {
