@@ -70,8 +70,9 @@
 //
 // None of the four formats can produce two rows with the same user id (adult
 // numbers records, playstore keeps the first row per App, edges and pairs
-// group lines by user); Options.Dedupe is still applied to the result as a
-// safety net.
+// group lines by user). Options.Dedupe (refuse by default, or union, see
+// matrix.Dedupe) is still applied to adult, playstore and pairs results as a
+// safety net; edges skips it, its node ids being distinct by construction.
 package importer
 
 import (

@@ -188,6 +188,8 @@ func TestPlaystore(t *testing.T) {
 		{name: "header only", format: "playstore", in: hdr + "\r\n", wantErr: "in: empty input: no records"},
 		{name: "only varies", format: "playstore", in: withA("4.0.3 and up", "Varies with device"), wantErr: "empty input"},
 		{name: "repaired row checked", format: "playstore", in: hdr + "\r\na,b,c,d,e,f,g,h,i,j,k,l\r\n", wantErr: "in:2: field 4 (Reviews): not a non-negative integer: \"c\""},
+		{name: "repaired row error position", format: "playstore", in: hdr + "\r\n" + rowA + "\r\n\"multi\nline\",1.9,19,\"\n3.0MB\",\"1,000+\",Free,0,Everyone,,x,1,4.0 and up\r\n",
+			wantErr: "in:4: field 5 (Size): size \"\\n3.0MB\""},
 		{name: "reviews fraction", format: "playstore", in: withA("159", "159.5"), wantErr: "field 4 (Reviews): not a non-negative integer: \"159.5\""},
 		{name: "reviews exponent", format: "playstore", in: withA("159", "1e3"), wantErr: "field 4 (Reviews)"},
 		{name: "empty file", format: "playstore", in: "", wantErr: "in: empty input: no header"},

@@ -87,7 +87,8 @@ func Playstore(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, e
 		st.Lines++
 		line, _ := cr.FieldPos(0)
 		st.Records++
-		if len(rec) == len(playstoreHeader)-1 {
+		repaired := len(rec) == len(playstoreHeader)-1
+		if repaired {
 			// The Kaggle defect: Category is missing and the rest shifted left.
 			rec = append(rec[:1], append([]string{""}, rec[1:]...)...)
 			st.RepairedRows++
@@ -119,7 +120,11 @@ func Playstore(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, e
 				v = "NaN"
 			}
 			if err != nil {
-				fl, _ := cr.FieldPos(c)
+				src := c // the field's index in the input record
+				if repaired {
+					src--
+				}
+				fl, _ := cr.FieldPos(src)
 				return nil, st, errAt(int64(fl), fmt.Sprintf("field %d (%s)", c+1, playstoreHeader[c]), "%v", err)
 			}
 			label = append(label[:0], v...)
