@@ -48,7 +48,7 @@ func Adult(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, error
 		}
 		for _, f := range adultNumeric {
 			if !isDigits(fields[f]) {
-				return nil, st, lr.errorf(fieldName(f, adultFields[f]), "not a non-negative integer: %q", fields[f])
+				return nil, st, lr.errorf(fieldName(f, adultFields[f]), "not a non-negative integer: %s", quote(fields[f]))
 			}
 		}
 		for _, f := range adultCategorical {

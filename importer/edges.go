@@ -25,10 +25,10 @@ func Edges(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, error
 		a, rest := nextField(line)
 		b, rest := nextField(rest)
 		if extra, _ := nextField(rest); len(extra) > 0 {
-			return nil, st, lr.errorf("field 3", "unexpected third field %q (want \"src dst\")", extra)
+			return nil, st, lr.errorf("field 3", "unexpected third field %s (want \"src dst\")", quote(extra))
 		}
 		if len(b) == 0 {
-			return nil, st, lr.errorf("", "want two node ids \"src dst\", got %q", line)
+			return nil, st, lr.errorf("", "want two node ids \"src dst\", got %s", quote(line))
 		}
 		src, err := parseUint32(a)
 		if err != nil {

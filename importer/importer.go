@@ -85,6 +85,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/smoothanon/smoothanon/matrix"
@@ -371,6 +372,14 @@ func isSkippable(line []byte) bool {
 	return true
 }
 
+// quote quotes input text for an error, shortened to at most 64 bytes.
+func quote[T string | []byte](b T) string {
+	if len(b) > 64 {
+		return strconv.Quote(string(b[:64])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
 // errNumber is the cause of a bad unsigned number.
 type errNumber string
 
@@ -382,16 +391,16 @@ func parseUint32(b []byte) (uint32, error) {
 		return 0, errNumber("empty number")
 	}
 	if b[0] == '-' {
-		return 0, errNumber(fmt.Sprintf("negative id %q", b))
+		return 0, errNumber(fmt.Sprintf("negative id %s", quote(b)))
 	}
 	var v uint64
 	for _, c := range b {
 		if c < '0' || c > '9' {
-			return 0, errNumber(fmt.Sprintf("not a non-negative integer: %q", b))
+			return 0, errNumber(fmt.Sprintf("not a non-negative integer: %s", quote(b)))
 		}
 		v = v*10 + uint64(c-'0')
 		if v > 1<<32-1 {
-			return 0, errNumber(fmt.Sprintf("id %q out of range [0, 4294967295]", b))
+			return 0, errNumber(fmt.Sprintf("id %s out of range [0, 4294967295]", quote(b)))
 		}
 	}
 	return uint32(v), nil

@@ -225,6 +225,7 @@ func TestEdges(t *testing.T) {
 		{name: "plus sign", format: "edges", in: "+1 2\n", wantErr: "field 1 (src)"},
 		{name: "decimal", format: "edges", in: "1 2.0\n", wantErr: "field 2 (dst)"},
 		{name: "one field", format: "edges", in: "1\n", wantErr: "in:1: want two node ids"},
+		{name: "long garbage quoted short", format: "edges", in: strings.Repeat("x", 1000) + " 1\n", wantErr: "field 1 (src): not a non-negative integer: \"" + strings.Repeat("x", 64) + "\"..."},
 		{name: "three fields", format: "edges", in: "1 2 3\n", wantErr: "in:1: field 3: unexpected third field \"3\""},
 		{name: "empty", format: "edges", in: "", wantErr: "in: empty input"},
 		{name: "only comments", format: "edges", in: "# a\n# b\n\n", wantErr: "empty input"},

@@ -26,7 +26,7 @@ func Pairs(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, error
 		}
 		tab := bytes.IndexByte(line, '\t')
 		if tab < 0 {
-			return nil, st, lr.errorf("", "want \"user<TAB>feature\", found no tab in %q", line)
+			return nil, st, lr.errorf("", "want \"user<TAB>feature\", found no tab in %s", quote(line))
 		}
 		user, feat := line[:tab], bytes.Trim(line[tab+1:], " ")
 		if len(user) == 0 {

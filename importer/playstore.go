@@ -65,7 +65,7 @@ func Playstore(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, e
 	}
 	for i, h := range hdr {
 		if h != playstoreHeader[i] {
-			return nil, st, errAt(1, fmt.Sprintf("field %d", i+1), "header is %q, want %q", h, playstoreHeader[i])
+			return nil, st, errAt(1, fmt.Sprintf("field %d", i+1), "header is %s, want %q", quote(h), playstoreHeader[i])
 		}
 	}
 
@@ -144,7 +144,7 @@ func reviewsBin(s string) (string, error) {
 	intPart, frac, _ := strings.Cut(s, ".")
 	n, err := strconv.ParseUint(intPart, 10, 64)
 	if err != nil || !isDigitsString(intPart) || strings.Trim(frac, "0") != "" {
-		return "", fmt.Errorf("not a non-negative integer: %q", s)
+		return "", fmt.Errorf("not a non-negative integer: %s", quote(s))
 	}
 	if n == 0 {
 		return "0", nil
@@ -171,12 +171,12 @@ func sizeBin(s string) (string, error) {
 	case strings.HasSuffix(s, "k"):
 		div = 1024
 	default:
-		return "", fmt.Errorf("size %q is not \"<number>M\", \"<number>k\" or \"Varies with device\"", s)
+		return "", fmt.Errorf("size %s is not \"<number>M\", \"<number>k\" or \"Varies with device\"", quote(s))
 	}
 	num := s[:len(s)-1]
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil || f < 0 || f > 1e9 || math.IsNaN(f) || !isDecimal(num) {
-		return "", fmt.Errorf("size %q: bad number", s)
+		return "", fmt.Errorf("size %s: bad number", quote(s))
 	}
 	return fmt.Sprintf("%dM", int64(math.Floor(f/div))), nil
 }
