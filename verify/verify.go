@@ -131,57 +131,14 @@ func Check(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, error) {
 	}
 	var pr problems
 
-	// Input index; a repeated input user keeps its first row.
-	index := make(map[string]int32, in.NumRows())
-	for i, u := range in.Users {
-		if j, ok := index[u]; ok {
-			r.DuplicateUsers++
-			pr.add("input user %q is on rows %d and %d", u, j, i)
-			continue
-		}
-		index[u] = int32(i)
-	}
 	if in.NumRows() > 1<<31-1 || out.NumRows() > 1<<31-1 {
 		return nil, errors.New("more than 2^31-1 rows")
 	}
-
-	// Match output rows to input rows.
-	match := make([]int32, out.NumRows()) // input row, or -1
-	firstOut := make([]int32, in.NumRows())
-	for i := range firstOut {
-		firstOut[i] = -1
-	}
-	var extraSeen map[string]int32
-	for i, u := range out.Users {
-		match[i] = -1
-		j, ok := index[u]
-		if !ok {
-			if extraSeen == nil {
-				extraSeen = make(map[string]int32)
-			}
-			if f, dup := extraSeen[u]; dup {
-				r.DuplicateUsers++
-				pr.add("output user %q is on rows %d and %d", u, f, i)
-				continue
-			}
-			extraSeen[u] = int32(i)
-			r.ExtraUsers++
-			pr.add("output user %q is not in the input", u)
-			continue
-		}
-		if f := firstOut[j]; f >= 0 {
-			r.DuplicateUsers++
-			pr.add("output user %q is on rows %d and %d", u, f, i)
-			continue
-		}
-		firstOut[j] = int32(i)
-		match[i] = j
-	}
-	for j, u := range in.Users {
-		if firstOut[j] < 0 && index[u] == int32(j) {
-			r.MissingUsers++
-			pr.add("input user %q is missing from the output", u)
-		}
+	var match []int32
+	if strictlySorted(in.Users) && strictlySorted(out.Users) {
+		match = matchSorted(in.Users, out.Users, r, &pr)
+	} else {
+		match = matchIndexed(in.Users, out.Users, r, &pr)
 	}
 
 	// Equivalence classes of identical output rows.
@@ -291,6 +248,96 @@ func Check(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, error) {
 	return r, nil
 }
 
+func strictlySorted(s []string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i] <= s[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// matchSorted matches output rows to input rows by merging two strictly
+// sorted user lists (no repeats possible): match[i] is the input row of
+// output row i, or -1.
+func matchSorted(in, out []string, r *smoothanonpb.RunReport, pr *problems) []int32 {
+	match := make([]int32, len(out))
+	var missing []int
+	i, j := 0, 0
+	for i < len(out) || j < len(in) {
+		switch {
+		case j == len(in) || (i < len(out) && out[i] < in[j]):
+			match[i] = -1
+			r.ExtraUsers++
+			pr.add("output user %q is not in the input", out[i])
+			i++
+		case i == len(out) || in[j] < out[i]:
+			missing = append(missing, j)
+			j++
+		default:
+			match[i] = int32(j)
+			i++
+			j++
+		}
+	}
+	for _, j := range missing {
+		r.MissingUsers++
+		pr.add("input user %q is missing from the output", in[j])
+	}
+	return match
+}
+
+// matchIndexed matches output rows to input rows through a hash index of
+// the input users. A repeated user is matched at its first row only.
+func matchIndexed(in, out []string, r *smoothanonpb.RunReport, pr *problems) []int32 {
+	index := make(map[string]int32, len(in))
+	firstOut := make([]int32, len(in)) // first output row of each input row; -1 none, -2 repeated input row
+	for i, u := range in {
+		firstOut[i] = -1
+		if j, ok := index[u]; ok {
+			r.DuplicateUsers++
+			pr.add("input user %q is on rows %d and %d", u, j, i)
+			firstOut[i] = -2
+			continue
+		}
+		index[u] = int32(i)
+	}
+	match := make([]int32, len(out))
+	var extraSeen map[string]int32
+	for i, u := range out {
+		match[i] = -1
+		j, ok := index[u]
+		if !ok {
+			if extraSeen == nil {
+				extraSeen = make(map[string]int32)
+			}
+			if f, dup := extraSeen[u]; dup {
+				r.DuplicateUsers++
+				pr.add("output user %q is on rows %d and %d", u, f, i)
+				continue
+			}
+			extraSeen[u] = int32(i)
+			r.ExtraUsers++
+			pr.add("output user %q is not in the input", u)
+			continue
+		}
+		if f := firstOut[j]; f >= 0 {
+			r.DuplicateUsers++
+			pr.add("output user %q is on rows %d and %d", u, f, i)
+			continue
+		}
+		firstOut[j] = int32(i)
+		match[i] = j
+	}
+	for j, u := range in {
+		if firstOut[j] == -1 {
+			r.MissingUsers++
+			pr.add("input user %q is missing from the output", u)
+		}
+	}
+	return match
+}
+
 // rowHash is RowHash; tests replace it to exercise collisions.
 var rowHash = RowHash
 
@@ -301,42 +348,39 @@ type classes struct {
 	size  []int32
 }
 
-// classify groups identical rows by RowHash, confirming equality so that a
-// hash collision cannot merge different rows. Classes are numbered in order
-// of their first row.
+// classify groups identical rows by RowHash in an open-addressing table,
+// confirming equality so that a hash collision cannot merge different rows.
+// Classes are numbered in order of their first row.
 func classify(m *matrix.Matrix) classes {
 	n := m.NumRows()
 	cl := classes{class: make([]int32, n)}
-	byHash := make(map[[2]uint64]int32, n/4+1)
-	var collided map[[2]uint64][]int32 // further classes sharing a hash
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	slots := make([]int32, size) // class+1; 0 is empty
+	mask := uint64(size - 1)
+	var hashes [][2]uint64 // of each class
 	for i := 0; i < n; i++ {
 		row := m.Row(i)
 		h := rowHash(row)
-		c, ok := byHash[h]
-		if ok && !equalRows(m.Row(int(cl.rep[c])), row) {
-			ok = false
-			for _, c2 := range collided[h] {
-				if equalRows(m.Row(int(cl.rep[c2])), row) {
-					c, ok = c2, true
-					break
-				}
-			}
-			if !ok {
-				if collided == nil {
-					collided = make(map[[2]uint64][]int32)
-				}
+		pos := h[0] & mask
+		var c int32
+		for {
+			s := slots[pos]
+			if s == 0 {
 				c = int32(len(cl.rep))
-				collided[h] = append(collided[h], c)
+				slots[pos] = c + 1
+				hashes = append(hashes, h)
 				cl.rep = append(cl.rep, int32(i))
 				cl.size = append(cl.size, 0)
-				ok = true
+				break
 			}
-		}
-		if !ok {
-			c = int32(len(cl.rep))
-			byHash[h] = c
-			cl.rep = append(cl.rep, int32(i))
-			cl.size = append(cl.size, 0)
+			c = s - 1
+			if hashes[c] == h && equalRows(m.Row(int(cl.rep[c])), row) {
+				break
+			}
+			pos = (pos + 1) & mask
 		}
 		cl.class[i] = c
 		cl.size[c]++

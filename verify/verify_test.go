@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 )
 
 func TestParseMode(t *testing.T) {
@@ -348,8 +349,13 @@ func TestRandomReleases(t *testing.T) {
 			cluster[i] = rng.IntN(1 + n/3)
 		}
 		out := majorityRelease(in, cluster)
+		sortedIn, sortedOut := in.SortedByUser(), out.SortedByUser()
 		out = out.Permute(rng.Perm(n))
 		for _, mode := range []Mode{Smooth, NonSmooth} {
+			rs, err := Check(sortedIn, sortedOut, Params{K: k, Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
 			r, err := Check(in, out, Params{K: k, Mode: mode})
 			if err != nil {
 				t.Fatal(err)
@@ -359,6 +365,35 @@ func TestRandomReleases(t *testing.T) {
 			if got != ref {
 				t.Fatalf("trial %d mode %v: got %+v, want %+v", trial, mode, got, ref)
 			}
+			if rs.Valid != r.Valid || rs.EntriesKept != r.EntriesKept || rs.Classes != r.Classes || rs.MajorityViolations != r.MajorityViolations {
+				t.Fatalf("trial %d mode %v: sorted rows give %+v, shuffled %+v", trial, mode, rs, r)
+			}
+		}
+	}
+}
+
+// TestMatchersAgree checks the merge matcher (both user lists sorted)
+// against the hash-index matcher.
+func TestMatchersAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 300; trial++ {
+		pick := func() []string {
+			var s []string
+			for i := 0; i < 12; i++ {
+				if rng.IntN(3) > 0 {
+					s = append(s, fmt.Sprintf("u%02d", i))
+				}
+			}
+			return s
+		}
+		in, out := pick(), pick()
+		var r1, r2 smoothanonpb.RunReport
+		var p1, p2 problems
+		m1 := matchSorted(in, out, &r1, &p1)
+		m2 := matchIndexed(in, out, &r2, &p2)
+		if !slices.Equal(m1, m2) || r1.MissingUsers != r2.MissingUsers || r1.ExtraUsers != r2.ExtraUsers ||
+			!slices.Equal(p1.list(), p2.list()) {
+			t.Fatalf("in %v out %v: sorted %v %q, indexed %v %q", in, out, m1, p1.list(), m2, p2.list())
 		}
 	}
 }
