@@ -15,11 +15,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
@@ -197,5 +199,143 @@ func TestInteropDuckDB(t *testing.T) {
 			}
 		}
 		t.Fatalf("duckdb read %d rows, want %d", got.NumRows(), want.NumRows())
+	}
+}
+
+// arrowRow is a row as another tool may write it: features unsorted,
+// repeated, or a null list.
+type arrowRow struct {
+	user  string
+	feats []int64
+	null  bool
+}
+
+var foreignRows = []arrowRow{
+	{user: "a", feats: []int64{3, 1, 1, 2}},
+	{user: "b", null: true},
+	{user: "c", feats: []int64{}},
+	{user: "d", feats: []int64{0, 1<<32 - 1}},
+}
+
+// foreignWant is what matrix must read from foreignRows (repeated on n
+// consecutive blocks of rows with distinct ids).
+func foreignWant(n int) *matrix.Matrix {
+	m := matrix.New(0, 0)
+	for b := 0; b < n; b++ {
+		for _, r := range foreignRows {
+			fs := make([]uint32, 0, len(r.feats))
+			for _, x := range r.feats {
+				fs = append(fs, uint32(x))
+			}
+			m.Append(fmt.Sprintf("%s%03d", r.user, b), fs)
+		}
+	}
+	return m
+}
+
+// TestInteropArrowWrites reads files written by Arrow, with list<uint32>
+// and (as Spark writes) list<int64> features, across several row groups.
+func TestInteropArrowWrites(t *testing.T) {
+	const blocks = 60
+	for _, elem := range []arrow.DataType{arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Int64} {
+		t.Run(elem.String(), func(t *testing.T) {
+			mem := memory.NewGoAllocator()
+			schema := arrow.NewSchema([]arrow.Field{
+				{Name: matrix.ColUserID, Type: arrow.BinaryTypes.String},
+				{Name: matrix.ColFeatures, Type: arrow.ListOf(elem), Nullable: true},
+			}, nil)
+			rb := array.NewRecordBuilder(mem, schema)
+			defer rb.Release()
+			ub := rb.Field(0).(*array.StringBuilder)
+			lb := rb.Field(1).(*array.ListBuilder)
+			for b := 0; b < blocks; b++ {
+				for _, r := range foreignRows {
+					ub.Append(fmt.Sprintf("%s%03d", r.user, b))
+					if r.null {
+						lb.AppendNull()
+						continue
+					}
+					lb.Append(true)
+					for _, x := range r.feats {
+						switch vb := lb.ValueBuilder().(type) {
+						case *array.Uint32Builder:
+							vb.Append(uint32(x))
+						case *array.Int64Builder:
+							vb.Append(x)
+						}
+					}
+				}
+			}
+			rec := rb.NewRecordBatch()
+			defer rec.Release()
+			tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
+			defer tbl.Release()
+			path := filepath.Join(t.TempDir(), "arrow.parquet")
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pqarrow.WriteTable(tbl, f, 50, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps()); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			pf, err := matrix.OpenFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			groups := pf.NumRowGroups()
+			pf.Close()
+			got, _, err := matrix.ReadMatrix(path, matrix.ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := foreignWant(blocks); !got.Equal(want) || groups < 2 {
+				t.Errorf("read %d rows in %d row groups; want %d rows in several:\ngot %v\nwant %v", got.NumRows(), groups, want.NumRows(), got.Row(0), want.Row(0))
+			}
+		})
+	}
+}
+
+// TestInteropDuckDBWrites reads files written by DuckDB's COPY ... TO with
+// UINTEGER[] and BIGINT[] features.
+func TestInteropDuckDBWrites(t *testing.T) {
+	if err := exec.Command("python3", "-c", "import duckdb").Run(); err != nil {
+		t.Skip("DuckDB cross-check skipped: python3 with the duckdb package is not available (pip install duckdb==1.5.6)")
+	}
+	const blocks = 3
+	var values []string
+	for b := 0; b < blocks; b++ {
+		for _, r := range foreignRows {
+			list := "NULL"
+			if !r.null {
+				list = "["
+				for i, x := range r.feats {
+					if i > 0 {
+						list += ","
+					}
+					list += fmt.Sprint(x)
+				}
+				list += "]"
+			}
+			values = append(values, fmt.Sprintf("('%s%03d', %s)", r.user, b, list))
+		}
+	}
+	for _, typ := range []string{"UINTEGER[]", "BIGINT[]"} {
+		path := filepath.Join(t.TempDir(), "duck.parquet")
+		query := fmt.Sprintf("COPY (SELECT user_id, features::%s AS features FROM (VALUES %s) t(user_id, features)) TO '%s' (FORMAT parquet)",
+			typ, strings.Join(values, ", "), path)
+		var stderr bytes.Buffer
+		cmd := exec.Command("python3", "-c", "import duckdb, sys; duckdb.connect().execute(sys.argv[1])", query)
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("duckdb COPY %s: %v\n%s", typ, err, stderr.String())
+		}
+		got, _, err := matrix.ReadMatrix(path, matrix.ReadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		if want := foreignWant(blocks); !got.Equal(want) {
+			t.Errorf("%s: read %v, want %v", typ, got, want)
+		}
 	}
 }
