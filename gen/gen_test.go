@@ -293,6 +293,13 @@ func TestUserListsDeterministicAndChunkFree(t *testing.T) {
 	if c, _ := UserListsMatrix(p2); a.Equal(c) {
 		t.Fatal("different seeds, same data")
 	}
+	// Golden sample: a change in the generator must be deliberate.
+	gold, _ := UserListsMatrix(UserListsParams{Rows: 5, Columns: 50, MeanDegree: 3, Zipf: 1.3, Seed: 7})
+	for i, want := range [][]uint32{{36}, {0, 2, 6, 9, 12}, {0}, {0, 20}, {0, 1}} {
+		if !slices.Equal(gold.Row(i), want) {
+			t.Errorf("golden row %d = %v, want %v", i, gold.Row(i), want)
+		}
+	}
 	// Rows drawn out of order by a fresh generator are the same rows.
 	g, _ := NewUserLists(p)
 	for _, i := range []int64{1999, 0, 1234, 1, 1234} {
