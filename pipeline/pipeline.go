@@ -1,0 +1,281 @@
+// Package pipeline assembles smoothanon's Beam batch pipeline from the
+// transforms package and runs it:
+//
+//	Read (file, row group) → Signature (MinHash) → Chunk (deterministic
+//	range partition) → Solve (per chunk) → Verify (global) → Write (sharded
+//	Parquet in a staging dir) → Publish (rename into place if valid)
+//
+// The release is a pure function of (the set of input rows, Params): the
+// same on every runner, across re-runs, and whatever the order of the
+// input files.
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/metrics"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+
+	// Runners selectable by name, and the optimized runtime.
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/exec/optimized"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/dataflow"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/flink"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/runners/universal"
+
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/transforms"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+// DefaultChunkSize is the target number of rows solved together.
+const DefaultChunkSize = 100_000
+
+// Params configure a run.
+type Params struct {
+	// Input is a Parquet file, directory, glob or comma list (matrix.ListFiles). Required.
+	Input string
+	// Output is the release directory. Required; must not exist or be empty unless Overwrite.
+	Output string
+	// Overwrite allows replacing a non-empty Output. Optional; default false.
+	Overwrite bool
+	// K is the anonymity parameter. Required; >= 2.
+	K int
+	// Mode is smooth or nonsmooth. Optional; default verify.Smooth.
+	Mode verify.Mode
+	// ChunkSize is the target rows per chunk. Optional; default DefaultChunkSize; >= 2K.
+	ChunkSize int64
+	// Seed makes the run reproducible (MinHash and per-chunk solver seeds). Optional; default 0.
+	Seed int64
+	// Beta, Restarts, Variant and Workers are passed to the solver. Optional; solver defaults.
+	Beta, Restarts, Workers int
+	Variant                 solver.Variant
+	// Shards is the number of output files. Optional; default 0 = one per ~1M rows.
+	Shards int64
+	// Runner is a Beam runner name: prism, flink, universal, dataflow. Optional; default prism.
+	Runner string
+	// Endpoint and EnvironmentType override Beam's --endpoint and
+	// --environment_type for this run. Optional; default the flags' values.
+	Endpoint, EnvironmentType string
+}
+
+// CheckParams reports the first bad parameter.
+func CheckParams(p Params) error {
+	if p.Input == "" {
+		return errors.New("no input (--input)")
+	}
+	if p.Output == "" {
+		return errors.New("no output directory (--output)")
+	}
+	if err := verify.CheckParams(verify.Params{K: p.K, Mode: p.Mode}); err != nil {
+		return err
+	}
+	cs := p.ChunkSize
+	if cs == 0 {
+		cs = DefaultChunkSize
+	}
+	if cs < 2*int64(p.K) {
+		return fmt.Errorf("chunk size %d below 2k=%d", cs, 2*p.K)
+	}
+	if p.Shards < 0 {
+		return fmt.Errorf("shards %d, want >= 0", p.Shards)
+	}
+	if p.Workers < 0 {
+		return fmt.Errorf("workers %d, want >= 0", p.Workers)
+	}
+	switch p.Runner {
+	case "", "prism", "flink", "universal", "dataflow", "direct", "spark":
+	default:
+		return fmt.Errorf("unknown runner %q (want prism, flink, universal or dataflow)", p.Runner)
+	}
+	return solver.CheckParams(solver.Params{K: p.K, Mode: p.Mode, Beta: p.Beta, Restarts: p.Restarts,
+		Variant: p.Variant, Workers: p.Workers}, p.K)
+}
+
+func withDefaults(p Params) Params {
+	if p.ChunkSize == 0 {
+		p.ChunkSize = DefaultChunkSize
+	}
+	if p.Runner == "" {
+		p.Runner = "prism"
+	}
+	return p
+}
+
+// InputError is a problem with the input found before the job starts.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Inspect lists the input files, checks that each opens with the right
+// schema, and returns them with the total row count from their footers.
+func Inspect(spec string) (files []string, rows int64, err error) {
+	files, err = matrix.ListFiles(spec)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, path := range files {
+		f, err := matrix.OpenFile(path)
+		if err != nil {
+			return nil, 0, err
+		}
+		rows += f.NumRows()
+		f.Close()
+	}
+	return files, rows, nil
+}
+
+// Build constructs the pipeline for files (sorted) writing into staging.
+func Build(p Params, files []string, staging string) *beam.Pipeline {
+	p = withDefaults(p)
+	files = append([]string(nil), files...)
+	sort.Strings(files)
+	pl, s := beam.NewPipelineWithRoot()
+	rows := transforms.Read(s, beam.CreateList(s, files))
+	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed})
+	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K)})
+	out, chunkStats := transforms.Solve(s, chunks, transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed,
+		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Workers: p.Workers})
+	verified := transforms.Verify(s, out, transforms.VerifyParams{K: p.K, Mode: p.Mode})
+	written := transforms.Write(s, out, transforms.WriteParams{Dir: transforms.StagingRelease(staging), Shards: p.Shards})
+	all := transforms.CombineStats(s, []beam.PCollection{transforms.CountRows(s, rows), verified, written}, chunkStats)
+	transforms.Publish(s, all, transforms.PublishParams{Staging: staging, Output: p.Output, Overwrite: p.Overwrite,
+		K: p.K, Mode: p.Mode, ChunkSize: p.ChunkSize, InputFiles: int64(len(files))})
+	return pl
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	// Report is the verdict and utility of the release, with PipelineInfo.
+	Report *smoothanonpb.RunReport
+	// Metrics are Beam's counters ("namespace/name" → value, summed over
+	// steps) and distributions, when the runner reports them.
+	Counters      map[string]int64
+	Distributions map[string]metrics.DistributionValue
+}
+
+// ErrVerification is returned (wrapped) when the release failed
+// verification; Result.Report says why and nothing was published.
+var ErrVerification = transforms.ErrVerification
+
+// Run checks params and input, runs the pipeline, and returns the report.
+// The release appears at Output only if it verified.
+func Run(ctx context.Context, p Params) (*Result, error) {
+	if err := CheckParams(p); err != nil {
+		return nil, &InputError{err}
+	}
+	p = withDefaults(p)
+	files, total, err := Inspect(p.Input)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	if total < int64(p.K) {
+		return nil, &InputError{fmt.Errorf("input has %d rows, fewer than k=%d: no k-anonymous release exists", total, p.K)}
+	}
+	if err := transforms.CheckOutput(p.Output, p.Overwrite); err != nil {
+		return nil, &InputError{err}
+	}
+	out, err := filepath.Abs(p.Output)
+	if err != nil {
+		return nil, err
+	}
+	p.Output = out
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return nil, err
+	}
+	staging := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".staging-"+randomID())
+	if err := os.MkdirAll(transforms.StagingRelease(staging), 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(staging)
+	for i, f := range files {
+		if files[i], err = filepath.Abs(f); err != nil {
+			return nil, err
+		}
+	}
+
+	if !beam.Initialized() {
+		beam.Init()
+	}
+	restore := setRunnerOptions(p)
+	defer restore()
+	start := time.Now()
+	pr, runErr := beam.Run(ctx, p.Runner, Build(p, files, staging))
+	secs := time.Since(start).Seconds()
+
+	rep, repErr := transforms.ReadReport(transforms.StagingReport(staging))
+	if repErr != nil {
+		if runErr != nil {
+			return nil, fmt.Errorf("pipeline failed: %w", runErr)
+		}
+		return nil, fmt.Errorf("pipeline finished without a report: %w", repErr)
+	}
+	rep.Pipeline.Runner = p.Runner
+	rep.Pipeline.Seconds = secs
+	rep.Solve.Seed = p.Seed
+	res := &Result{Report: rep}
+	if pr != nil {
+		res.Counters, res.Distributions = collectMetrics(pr.Metrics())
+	}
+	if !rep.Valid {
+		return res, fmt.Errorf("%w: nothing published", ErrVerification)
+	}
+	if runErr != nil {
+		return res, fmt.Errorf("pipeline failed: %w", runErr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		return res, fmt.Errorf("pipeline succeeded but %s was not published: %w", out, err)
+	}
+	return res, nil
+}
+
+func randomID() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// setRunnerOptions points Beam's global job options at this run's
+// endpoint and environment and returns a function restoring them.
+func setRunnerOptions(p Params) func() {
+	ep, env := *jobopts.Endpoint, *jobopts.EnvironmentType
+	if p.Endpoint != "" {
+		*jobopts.Endpoint = p.Endpoint
+	}
+	if p.EnvironmentType != "" {
+		*jobopts.EnvironmentType = p.EnvironmentType
+	}
+	return func() { *jobopts.Endpoint, *jobopts.EnvironmentType = ep, env }
+}
+
+func collectMetrics(r metrics.Results) (map[string]int64, map[string]metrics.DistributionValue) {
+	all := r.AllMetrics()
+	counters := map[string]int64{}
+	for _, c := range all.Counters() {
+		counters[c.Namespace()+"/"+c.Name()] += c.Result()
+	}
+	dists := map[string]metrics.DistributionValue{}
+	for _, d := range all.Distributions() {
+		k := d.Key.Namespace + "/" + d.Name()
+		v, old := d.Result(), dists[k]
+		if old.Count > 0 {
+			v.Min, v.Max = min(v.Min, old.Min), max(v.Max, old.Max)
+			v.Count += old.Count
+			v.Sum += old.Sum
+		}
+		dists[k] = v
+	}
+	return counters, dists
+}

@@ -1,0 +1,234 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/transforms"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+// writeInput writes an SBM matrix as three Parquet files with small row
+// groups (so reading splits into many elements) and returns the matrix and
+// the file paths.
+func writeInput(t testing.TB, dir string, p gen.SBMParams) (*matrix.Matrix, []string) {
+	t.Helper()
+	m, err := gen.SBM(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	n := m.NumRows()
+	for part, lo := 0, 0; lo < n; part++ {
+		hi := min(n, lo+n/3+1)
+		sub := matrix.New(hi-lo, 0)
+		for i := lo; i < hi; i++ {
+			sub.Append(m.Users[i], m.Row(i))
+		}
+		path := filepath.Join(dir, "in-"+string(rune('a'+part))+".parquet")
+		if err := matrix.WriteMatrix(path, sub, matrix.WriterOptions{RowGroupRows: 100}); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, path)
+		lo = hi
+	}
+	return m, files
+}
+
+// readRelease reads every shard of dir, checking names and per-shard order.
+func readRelease(t testing.TB, dir string) (*matrix.Matrix, map[string][]byte) {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	bytesOf := map[string][]byte{}
+	out := matrix.New(0, 0)
+	for i, path := range names {
+		base := filepath.Base(path)
+		if want := transforms.ShardName(int64(i), int64(len(names))); base != want {
+			t.Fatalf("release file %d is %s, want %s", i, base, want)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bytesOf[base] = b
+		shard, _, err := matrix.ReadMatrix(path, matrix.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sort.StringsAreSorted(shard.Users) {
+			t.Fatalf("%s: rows not sorted by user id", base)
+		}
+		for r := range shard.Users {
+			out.Append(shard.Users[r], shard.Row(r))
+		}
+	}
+	return out, bytesOf
+}
+
+func runOK(t *testing.T, p Params) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !res.Report.Valid {
+		t.Fatalf("report invalid: %v", res.Report.Problems)
+	}
+	return res
+}
+
+func TestRunPrismVerifiesAndIsDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	in, files := writeInput(t, dir, gen.SBMParams{N: 1200, S: 40, Q: 0.5, P: 0.005, Seed: 3})
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out1"), K: 5,
+		ChunkSize: 300, Seed: 7, Shards: 3}
+	res := runOK(t, p)
+	rep := res.Report
+	if rep.Rows != int64(in.NumRows()) || rep.EntriesIn != in.NumEntries() {
+		t.Errorf("report rows %d entries %d, want %d %d", rep.Rows, rep.EntriesIn, in.NumRows(), in.NumEntries())
+	}
+	if c := rep.Pipeline.Chunks; c < 3 || c > 5 {
+		t.Errorf("%d chunks for 1200 rows at chunk size 300, want 3..5", c)
+	}
+	if rep.Pipeline.ChunkRows.Min < 10 {
+		t.Errorf("chunk of %d rows < 2k", rep.Pipeline.ChunkRows.Min)
+	}
+	if rep.Jaccard <= 0.2 {
+		t.Errorf("Jaccard %.3f suspiciously low", rep.Jaccard)
+	}
+	out1, bytes1 := readRelease(t, p.Output)
+	if len(bytes1) != 3 {
+		t.Fatalf("%d shards, want 3", len(bytes1))
+	}
+	chk, err := verify.Check(in, out1, verify.Params{K: 5, Mode: verify.Smooth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !chk.Valid {
+		t.Fatalf("verify.Check on the release: %v", chk.Problems)
+	}
+	if chk.Jaccard != rep.Jaccard || chk.Classes != rep.Classes || chk.Created != rep.Created {
+		t.Errorf("pipeline report (J %.4f, %d classes, %d created) differs from verify.Check (J %.4f, %d classes, %d created)",
+			rep.Jaccard, rep.Classes, rep.Created, chk.Jaccard, chk.Classes, chk.Created)
+	}
+	if res.Counters["smoothanon/rows_read"] != int64(in.NumRows()) {
+		t.Errorf("rows_read counter %d, want %d (all counters %v)", res.Counters["smoothanon/rows_read"], in.NumRows(), res.Counters)
+	}
+
+	// Same input listed in another order, as a directory: identical bytes.
+	rev := slices.Clone(files)
+	slices.Reverse(rev)
+	p2 := p
+	p2.Input = strings.Join(rev, ",")
+	p2.Output = filepath.Join(dir, "out2")
+	runOK(t, p2)
+	_, bytes2 := readRelease(t, p2.Output)
+	for name, b := range bytes1 {
+		if !bytes.Equal(b, bytes2[name]) {
+			t.Errorf("%s differs between runs with the input files in another order", name)
+		}
+	}
+
+	// An existing non-empty output is refused, and kept.
+	_, err = Run(context.Background(), p)
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("rerun into a non-empty output: err %v, want an InputError about it", err)
+	}
+	// ... unless Overwrite.
+	p.Overwrite = true
+	runOK(t, p)
+	_, bytes3 := readRelease(t, p.Output)
+	for name, b := range bytes1 {
+		if !bytes.Equal(b, bytes3[name]) {
+			t.Errorf("%s differs after --overwrite rerun", name)
+		}
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(dir, ".out*"))
+	if len(leftovers) > 0 {
+		t.Errorf("staging left behind: %v", leftovers)
+	}
+}
+
+func TestRunNonSmooth(t *testing.T) {
+	dir := t.TempDir()
+	in, files := writeInput(t, dir, gen.SBMParams{N: 600, S: 30, Q: 0.5, P: 0.01, Seed: 4})
+	p := Params{Input: filepath.Join(dir, "*.parquet"), Output: filepath.Join(dir, "out"), K: 4,
+		Mode: verify.NonSmooth, ChunkSize: 200, Seed: 1}
+	res := runOK(t, p)
+	if res.Report.Created != 0 {
+		t.Errorf("nonsmooth release created %d entries", res.Report.Created)
+	}
+	out, _ := readRelease(t, p.Output)
+	chk, err := verify.Check(in, out, verify.Params{K: 4, Mode: verify.NonSmooth})
+	if err != nil || !chk.Valid {
+		t.Fatalf("verify.Check: %v %v", err, chk.GetProblems())
+	}
+	_ = files
+}
+
+func TestRunInputErrors(t *testing.T) {
+	dir := t.TempDir()
+	_, files := writeInput(t, dir, gen.SBMParams{N: 6, S: 3, Q: 1, P: 0, Seed: 1})
+	cases := []struct {
+		name string
+		p    Params
+		want string
+	}{
+		{"too few rows", Params{Input: files[0], Output: filepath.Join(dir, "o1"), K: 5}, "fewer than k=5"},
+		{"no files", Params{Input: filepath.Join(dir, "nope*.parquet"), Output: filepath.Join(dir, "o2"), K: 2}, "no such file"},
+		{"bad params", Params{Input: files[0], Output: filepath.Join(dir, "o3"), K: 4, ChunkSize: 7}, "chunk size 7"},
+	}
+	for _, c := range cases {
+		_, err := Run(context.Background(), c.p)
+		var ie *InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want InputError containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestCheckParams(t *testing.T) {
+	ok := Params{Input: "x", Output: "y", K: 4}
+	cases := []struct {
+		name string
+		edit func(*Params)
+		want string // "" = valid
+	}{
+		{"ok", func(*Params) {}, ""},
+		{"no input", func(p *Params) { p.Input = "" }, "no input"},
+		{"no output", func(p *Params) { p.Output = "" }, "no output"},
+		{"k", func(p *Params) { p.K = 0 }, "k"},
+		{"chunk", func(p *Params) { p.ChunkSize = 7 }, "chunk size 7"},
+		{"shards", func(p *Params) { p.Shards = -1 }, "shards -1"},
+		{"workers", func(p *Params) { p.Workers = -2 }, "workers -2"},
+		{"runner", func(p *Params) { p.Runner = "spork" }, `"spork"`},
+	}
+	for _, c := range cases {
+		p := ok
+		c.edit(&p)
+		err := CheckParams(p)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want it to mention %q", c.name, err, c.want)
+		}
+	}
+}

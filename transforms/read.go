@@ -1,0 +1,66 @@
+package transforms
+
+import (
+	"context"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+var (
+	rowsRead      = beam.NewCounter("smoothanon", "rows_read")
+	rowGroupsRead = beam.NewCounter("smoothanon", "row_groups_read")
+)
+
+func init() {
+	register.Function2x1(expandRowGroups)
+	register.Emitter1[RowGroup]()
+	register.DoFn3x1[context.Context, RowGroup, func(Row), error](&readRowGroupFn{})
+	register.Emitter1[Row]()
+}
+
+// Read turns a PCollection<string> of Parquet file paths into a
+// PCollection<Row>. Work is split per (file, row group): each file's footer
+// is read to list its row groups, the groups are reshuffled across workers,
+// and each is streamed with matrix.File.ReadRowGroup, so no file is ever
+// held in memory whole. Beam's parquetio is not used: it reads whole files.
+func Read(s beam.Scope, files beam.PCollection) beam.PCollection {
+	s = s.Scope("Read")
+	groups := beam.ParDo(s, expandRowGroups, files)
+	groups = beam.Reshuffle(s, groups)
+	return beam.ParDo(s, &readRowGroupFn{}, groups)
+}
+
+// expandRowGroups emits one RowGroup per row group of file.
+func expandRowGroups(file string, emit func(RowGroup)) error {
+	f, err := matrix.OpenFile(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for g := 0; g < f.NumRowGroups(); g++ {
+		emit(RowGroup{File: file, Group: int64(g)})
+	}
+	return nil
+}
+
+type readRowGroupFn struct{}
+
+func (fn *readRowGroupFn) ProcessElement(ctx context.Context, g RowGroup, emit func(Row)) error {
+	f, err := matrix.OpenFile(g.File)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var n int64
+	err = f.ReadRowGroup(int(g.Group), func(user string, features []uint32) error {
+		emit(Row{User: user, Features: append([]uint32(nil), features...)})
+		n++
+		return nil
+	})
+	rowsRead.Inc(ctx, n)
+	rowGroupsRead.Inc(ctx, 1)
+	return err
+}

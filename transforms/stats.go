@@ -1,0 +1,179 @@
+package transforms
+
+import (
+	"math"
+	"reflect"
+	"slices"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+)
+
+// Dist accumulates a distribution of integers; Merge is associative and
+// commutative, so it can be combined in any bundle order.
+type Dist struct {
+	Count, Sum, Min, Max int64
+	SumSq                float64
+}
+
+// Add records one value.
+func (d *Dist) Add(v int64) {
+	if d.Count == 0 || v < d.Min {
+		d.Min = v
+	}
+	if d.Count == 0 || v > d.Max {
+		d.Max = v
+	}
+	d.Count++
+	d.Sum += v
+	d.SumSq += float64(v) * float64(v)
+}
+
+// Merge adds o's values.
+func (d *Dist) Merge(o Dist) {
+	if o.Count == 0 {
+		return
+	}
+	if d.Count == 0 || o.Min < d.Min {
+		d.Min = o.Min
+	}
+	if d.Count == 0 || o.Max > d.Max {
+		d.Max = o.Max
+	}
+	d.Count += o.Count
+	d.Sum += o.Sum
+	d.SumSq += o.SumSq
+}
+
+// Proto returns the distribution as a report message (population stddev).
+func (d Dist) Proto() *smoothanonpb.Distribution {
+	p := &smoothanonpb.Distribution{Count: d.Count, Sum: d.Sum, Min: d.Min, Max: d.Max}
+	if d.Count > 0 {
+		p.Mean = float64(d.Sum) / float64(d.Count)
+		p.Stddev = math.Sqrt(max(0, d.SumSq/float64(d.Count)-p.Mean*p.Mean))
+	}
+	return p
+}
+
+// MaxProblems is how many problem lines Stats keeps.
+const MaxProblems = 20
+
+// Stats is the job-wide aggregate that Verify, Solve and Write feed and
+// Publish judges. Every field merges by addition (or min/max/union), so the
+// result is independent of bundling.
+type Stats struct {
+	// InputRows is the number of rows read (CountRows).
+	InputRows int64
+	// From the released rows (Verify).
+	Rows, EntriesIn, EntriesOut, Kept, Created int64
+	// From the classes of identical output rows (Verify).
+	Classes, SmallClasses, MajorityViolations, HashCollisions int64
+	ClassSize                                                Dist
+	// From the chunks (Solve).
+	Chunks, Clusters  int64
+	ChunkRows         Dist
+	ClusterSize       Dist
+	SolveSeconds      float64
+	MaxChunkSeconds   float64
+	FacilityCost      float64
+	// From the shards (Write).
+	RowsWritten, DuplicateUsers int64
+	Shards                      []int64 // ids of shards written, sorted
+	ShardCount                  int64   // total number of shards expected
+	// Problems are sample problem lines, sorted, at most MaxProblems.
+	Problems []string
+	// MoreProblems counts problem lines beyond Problems.
+	MoreProblems int64
+}
+
+func (s *Stats) problem(line string) {
+	s.Problems = append(s.Problems, line)
+	s.trimProblems()
+}
+
+func (s *Stats) trimProblems() {
+	slices.Sort(s.Problems)
+	s.Problems = slices.Compact(s.Problems)
+	if extra := len(s.Problems) - MaxProblems; extra > 0 {
+		s.MoreProblems += int64(extra)
+		s.Problems = s.Problems[:MaxProblems]
+	}
+}
+
+// mergeStats merges b into a and returns a.
+func mergeStats(a, b Stats) Stats {
+	a.InputRows += b.InputRows
+	a.Rows += b.Rows
+	a.EntriesIn += b.EntriesIn
+	a.EntriesOut += b.EntriesOut
+	a.Kept += b.Kept
+	a.Created += b.Created
+	a.Classes += b.Classes
+	a.SmallClasses += b.SmallClasses
+	a.MajorityViolations += b.MajorityViolations
+	a.HashCollisions += b.HashCollisions
+	a.ClassSize.Merge(b.ClassSize)
+	a.Chunks += b.Chunks
+	a.Clusters += b.Clusters
+	a.ChunkRows.Merge(b.ChunkRows)
+	a.ClusterSize.Merge(b.ClusterSize)
+	a.SolveSeconds += b.SolveSeconds
+	a.MaxChunkSeconds = max(a.MaxChunkSeconds, b.MaxChunkSeconds)
+	a.FacilityCost += b.FacilityCost
+	a.RowsWritten += b.RowsWritten
+	a.DuplicateUsers += b.DuplicateUsers
+	if len(b.Shards) > 0 {
+		a.Shards = append(slices.Clone(a.Shards), b.Shards...)
+		slices.Sort(a.Shards)
+	}
+	a.ShardCount = max(a.ShardCount, b.ShardCount)
+	a.MoreProblems += b.MoreProblems
+	if len(b.Problems) > 0 {
+		a.Problems = append(slices.Clone(a.Problems), b.Problems...)
+		a.trimProblems()
+	}
+	return a
+}
+
+func encStats(s Stats) ([]byte, error) { return gobEncode(s) }
+func decStats(p []byte) (Stats, error) {
+	var s Stats
+	err := gobDecode(p, &s)
+	return s, err
+}
+
+func init() {
+	beam.RegisterCoder(reflect.TypeOf(Stats{}), encStats, decStats)
+	register.Function2x1(mergeStats)
+	register.Function1x1(chunkStats)
+	register.Emitter1[Stats]()
+	register.Function1x1(inputRowsStats)
+}
+
+func inputRowsStats(n int) Stats { return Stats{InputRows: int64(n)} }
+
+// CountRows returns a PCollection<Stats> with InputRows set to the number
+// of elements of col.
+func CountRows(s beam.Scope, col beam.PCollection) beam.PCollection {
+	s = s.Scope("CountRows")
+	return beam.ParDo(s, inputRowsStats, stats.CountElms(s, col))
+}
+
+// chunkStats turns one chunk's solve into Stats.
+func chunkStats(c ChunkStat) Stats {
+	st := Stats{Chunks: 1, Clusters: c.Clusters, ClusterSize: c.ClusterSizes, SolveSeconds: c.Seconds,
+		MaxChunkSeconds: c.Seconds, FacilityCost: c.FacilityCost}
+	st.ChunkRows.Add(c.Rows)
+	return st
+}
+
+// CombineStats merges PCollections of Stats and ChunkStat (any number of
+// each) into a single Stats element.
+func CombineStats(s beam.Scope, stats []beam.PCollection, chunks beam.PCollection) beam.PCollection {
+	s = s.Scope("CombineStats")
+	all := append(slices.Clone(stats), beam.ParDo(s, chunkStats, chunks))
+	return beam.Combine(s, mergeStats, beam.Flatten(s, all...))
+}

@@ -1,0 +1,171 @@
+package transforms
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
+
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+// DefaultRowsPerShard is the target number of rows per output shard when
+// the shard count is automatic.
+const DefaultRowsPerShard = 1 << 20
+
+// WriteParams configure Write.
+type WriteParams struct {
+	// Dir is the directory the shards are written to (the staging
+	// directory; Publish moves it into place). Required; must exist.
+	Dir string
+	// Shards is the number of output files. Optional; default 0 = automatic,
+	// ceil(rows / RowsPerShard).
+	Shards int64
+	// RowsPerShard sets the automatic shard count. Optional; default
+	// DefaultRowsPerShard.
+	RowsPerShard int64
+	// RowGroupRows is the Parquet row group size. Optional; default
+	// matrix.DefaultRowGroupRows.
+	RowGroupRows int64
+}
+
+func checkWriteParams(p WriteParams) error {
+	switch {
+	case p.Dir == "":
+		return fmt.Errorf("write: no output directory")
+	case p.Shards < 0:
+		return fmt.Errorf("write: shards %d, want >= 0", p.Shards)
+	case p.RowsPerShard < 0:
+		return fmt.Errorf("write: rows per shard %d, want >= 0", p.RowsPerShard)
+	case p.RowGroupRows < 0:
+		return fmt.Errorf("write: row group rows %d, want >= 0", p.RowGroupRows)
+	}
+	return nil
+}
+
+var shardRows = beam.NewDistribution("smoothanon", "shard_rows")
+
+func init() {
+	register.DoFn3x0[OutRow, int, func(int64, Row)](&shardKeyFn{})
+	register.Emitter2[int64, Row]()
+	register.DoFn5x1[context.Context, int64, func(*Row) bool, int, func(Stats), error](&writeShardFn{})
+	register.Iter1[Row]()
+}
+
+// ShardName is the file name of shard i of n.
+func ShardName(i, n int64) string { return fmt.Sprintf("part-%05d-of-%05d.parquet", i, n) }
+
+// shardCount is the number of shards for total rows.
+func shardCount(total, shards, perShard int64) int64 {
+	if shards > 0 {
+		return shards
+	}
+	if perShard <= 0 {
+		perShard = DefaultRowsPerShard
+	}
+	return max(1, (total+perShard-1)/perShard)
+}
+
+// shardOf routes a user to a shard by a hash of its id (not by chunk, so
+// shard contents reveal nothing about similarity).
+func shardOf(user string, n int64) int64 {
+	return int64(userHash(user) % uint64(n))
+}
+
+// Write writes the released rows of a PCollection<OutRow> as sharded
+// Parquet files ShardName(i, n) in Dir: rows are routed by a hash of the
+// user id and sorted by user id inside a shard, so neither chunk nor
+// cluster nor LSH order shows in the output. Each shard is written under a
+// temporary name and renamed when complete; a retried shard rewrites the
+// whole file from its complete group, so retries neither duplicate nor lose
+// rows. It returns a PCollection<Stats> with rows written, shard ids and
+// duplicate user ids found.
+func Write(s beam.Scope, rows beam.PCollection, params WriteParams) beam.PCollection {
+	s = s.Scope("Write")
+	if err := checkWriteParams(params); err != nil {
+		panic(err)
+	}
+	total := stats.CountElms(s, rows)
+	keyed := beam.ParDo(s, &shardKeyFn{Shards: params.Shards, PerShard: params.RowsPerShard}, rows, beam.SideInput{Input: total})
+	grouped := beam.GroupByKey(s, keyed)
+	return beam.ParDo(s, &writeShardFn{Dir: params.Dir, Shards: params.Shards, PerShard: params.RowsPerShard,
+		RowGroupRows: params.RowGroupRows}, grouped, beam.SideInput{Input: total})
+}
+
+type shardKeyFn struct {
+	Shards   int64 `json:"shards"`
+	PerShard int64 `json:"per_shard"`
+}
+
+func (fn *shardKeyFn) ProcessElement(r OutRow, total int, emit func(int64, Row)) {
+	emit(shardOf(r.User, shardCount(int64(total), fn.Shards, fn.PerShard)), Row{User: r.User, Features: r.Out})
+}
+
+type writeShardFn struct {
+	Dir          string `json:"dir"`
+	Shards       int64  `json:"shards"`
+	PerShard     int64  `json:"per_shard"`
+	RowGroupRows int64  `json:"row_group_rows"`
+}
+
+func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter func(*Row) bool, total int, emit func(Stats)) error {
+	var rows []Row
+	var r Row
+	for iter(&r) {
+		rows = append(rows, r)
+		r = Row{}
+	}
+	slices.SortFunc(rows, func(a, b Row) int { return strings.Compare(a.User, b.User) })
+	n := shardCount(int64(total), fn.Shards, fn.PerShard)
+	st := Stats{Shards: []int64{shard}, ShardCount: n}
+	for i := 1; i < len(rows); i++ {
+		if rows[i].User == rows[i-1].User {
+			st.DuplicateUsers++
+		}
+	}
+	if st.DuplicateUsers > 0 {
+		st.problem(fmt.Sprintf("shard %d: %d repeated user ids (merge them before anonymizing, e.g. with --dedupe=union at import)", shard, st.DuplicateUsers))
+	}
+	path := filepath.Join(fn.Dir, ShardName(shard, n))
+	w, err := matrix.Create(path, matrix.WriterOptions{RowGroupRows: fn.RowGroupRows})
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := w.Write(r.User, r.Features); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	st.RowsWritten = int64(len(rows))
+	shardRows.Update(ctx, st.RowsWritten)
+	emit(st)
+	return nil
+}
+
+// writeEmptyShards creates the shards of dir that received no rows, so
+// the release always holds files 0..n-1.
+func writeEmptyShards(dir string, written []int64, n int64) error {
+	for i := int64(0); i < n; i++ {
+		if _, ok := slices.BinarySearch(written, i); ok {
+			continue
+		}
+		path := filepath.Join(dir, ShardName(i, n))
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		if err := matrix.WriteMatrix(path, matrix.New(0, 0), matrix.WriterOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
