@@ -71,14 +71,14 @@ type Stats struct {
 	Rows, EntriesIn, EntriesOut, Kept, Created int64
 	// From the classes of identical output rows (Verify).
 	Classes, SmallClasses, MajorityViolations, HashCollisions int64
-	ClassSize                                                Dist
+	ClassSize                                                 Dist
 	// From the chunks (Solve).
-	Chunks, Clusters  int64
-	ChunkRows         Dist
-	ClusterSize       Dist
-	SolveSeconds      float64
-	MaxChunkSeconds   float64
-	FacilityCost      float64
+	Chunks, Clusters int64
+	ChunkRows        Dist
+	ClusterSize      Dist
+	SolveSeconds     float64
+	MaxChunkSeconds  float64
+	FacilityCost     float64
 	// From the shards (Write).
 	RowsWritten, DuplicateUsers int64
 	Shards                      []int64 // ids of shards written, sorted
