@@ -71,8 +71,8 @@
 // None of the four formats can produce two rows with the same user id (adult
 // numbers records, playstore keeps the first row per App, edges and pairs
 // group lines by user). Options.Dedupe (refuse by default, or union, see
-// matrix.Dedupe) is still applied to adult, playstore and pairs results as a
-// safety net; edges skips it, its node ids being distinct by construction.
+// matrix.Dedupe) is still applied to adult and playstore results as a
+// safety net; edges and pairs, the formats for large inputs, skip that pass.
 package importer
 
 import (

@@ -15,6 +15,8 @@ func Pairs(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, error
 	row := make(map[string]uint32)
 	var users []string
 	var keys []uint64 // row<<32 | feature
+	var last uint32
+	var lastUser string
 	for {
 		line, ok := lr.next()
 		if !ok {
@@ -36,7 +38,10 @@ func Pairs(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, error
 		if err != nil {
 			return nil, st, lr.errorf("field 2 (feature)", "%v", err)
 		}
-		i, ok := row[string(user)]
+		i, ok := last, len(users) > 0 && string(user) == lastUser
+		if !ok {
+			i, ok = row[string(user)]
+		}
 		if !ok {
 			if len(users) == 1<<32-1 {
 				return nil, st, lr.errorf("field 1 (user)", "too many users")
@@ -46,6 +51,7 @@ func Pairs(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, error
 			users = append(users, u)
 			row[u] = i
 		}
+		last, lastUser = i, users[i] // lines of one user are often adjacent
 		keys = append(keys, uint64(i)<<32|uint64(f))
 		st.Records++
 	}
@@ -70,5 +76,5 @@ func Pairs(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, error
 		}
 		m.Offsets[i+1] = int64(k)
 	}
-	return finish(m, &st, name, opts, false)
+	return finish(m, &st, name, opts, true) // the row map keeps users distinct
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/smoothanon/smoothanon/importer"
@@ -95,7 +96,8 @@ func importNotes(st importer.Stats) string {
 	return " (" + strings.Join(notes, "; ") + ")"
 }
 
-// writeFeatureNames writes "id<TAB>name" lines to path via a temporary file.
+// writeFeatureNames writes "id<TAB>name" lines to path via a temporary file;
+// a name holding a tab or line break is written Go-quoted.
 func writeFeatureNames(path string, names []string) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -107,6 +109,9 @@ func writeFeatureNames(path string, names []string) error {
 	}
 	w := bufio.NewWriter(tmp)
 	for id, n := range names {
+		if strings.ContainsAny(n, "\t\r\n") {
+			n = strconv.Quote(n) // keep one line per feature
+		}
 		fmt.Fprintf(w, "%d\t%s\n", id, n)
 	}
 	err = w.Flush()
