@@ -574,6 +574,12 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// CreateTemp makes 0600 files; a release is meant to be shared.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	w := parquet.NewGenericWriter[parquetRow](tmp,
 		parquet.Compression(&parquet.Zstd),
 		parquet.MaxRowsPerRowGroup(opts.RowGroupRows),

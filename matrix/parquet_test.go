@@ -104,3 +104,17 @@ func TestReaderChecks(t *testing.T) {
 		t.Errorf("rows = %v %v", m.Row(0), m.Row(1))
 	}
 }
+
+func TestWrittenFileIsReadable(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.parquet")
+	if err := WriteMatrix(p, sample(), WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o644 {
+		t.Errorf("mode = %v, want 0644", st.Mode().Perm())
+	}
+}
