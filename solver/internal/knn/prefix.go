@@ -12,12 +12,13 @@ import (
 // so one degree is a contiguous block and, inside it, the entries whose
 // feature comes early in the group come first.
 type postings struct {
-	byDeg  []int32 // all groups sorted by (degree, group)
-	degPos []int32 // group -> position in byDeg
-	pOff   []int64 // list r is entries [pOff[r], pOff[r+1])
-	pG     []int32 // group of the entry
-	pD     []int32 // degree of the group
-	pQ     []int32 // position of the feature in the group's list
+	byDeg    []int32 // all groups sorted by (degree, group)
+	degStart []int32 // groups of degree d are byDeg[degStart[d]:degStart[d+1]]
+	degPos   []int32 // group -> position in byDeg
+	pOff     []int64 // list r is entries [pOff[r], pOff[r+1])
+	pG       []int32 // group of the entry
+	pD       []int32 // degree of the group
+	pQ       []int32 // position of the feature in the group's list
 	// entryPos[gOff[g]+q] is where group g's q-th feature sits in the lists.
 	entryPos []int64
 }
@@ -36,6 +37,7 @@ func buildPostings(x *index) *postings {
 	for d := int32(1); d <= maxDeg+1; d++ {
 		start[d] += start[d-1]
 	}
+	P.degStart = start
 	P.byDeg = make([]int32, ng)
 	P.degPos = make([]int32, ng)
 	cur := append([]int32(nil), start...)
@@ -128,21 +130,29 @@ func blockEnd(s []int32, j, hi int64, v int32) int64 {
 type searcher struct {
 	x     *index
 	P     *postings
-	seen  []uint32
+	seen  []uint32 // group -> stamp of the last query that looked at it
+	mark  []uint32 // feature rank -> stamp of the last query holding it
 	stamp uint32
 	top   topK
 	cand  int64
 }
 
 func newSearcher(x *index, P *postings) *searcher {
-	return &searcher{x: x, P: P, seen: make([]uint32, x.numGroups())}
+	return &searcher{x: x, P: P, seen: make([]uint32, x.numGroups()), mark: make([]uint32, x.ncols)}
 }
 
 const inf = 1 << 30
 
 // run fills s.top (capacity set by the caller) with the nearest groups to
 // group u other than u, keyed dist<<32 | label. With open == nil every
-// group counts and the label is the group id; else only open groups count.
+// group counts and the label is the group id; else only open groups count
+// and the label is the group's lowest open row.
+//
+// A candidate enters when (dist, label) < (D, L), the worst kept key. Ties
+// at D matter only for labels below L; as groups within one posting
+// sub-block ascend, and a group's label is at least its first row (which
+// ascends with the group), a sub-block that can only produce ties is cut
+// at the first group whose first row exceeds L.
 func (s *searcher) run(u int32, open *openSet) {
 	x, P, t := s.x, s.P, &s.top
 	if t.n == 0 {
@@ -151,28 +161,56 @@ func (s *searcher) run(u int32, open *openSet) {
 	s.stamp++
 	if s.stamp == 0 {
 		clear(s.seen)
+		clear(s.mark)
 		s.stamp = 1
 	}
-	st, seen := s.stamp, s.seen
+	st, seen, mark := s.stamp, s.seen, s.mark
 	seen[u] = st
 	F := x.feats(u)
 	a := len(F)
+	for _, r := range F {
+		mark[r] = st
+	}
 	label := func(v int32) uint64 {
 		if open == nil {
 			return uint64(v)
 		}
 		return uint64(open.label[v])
 	}
-	curD := func() int {
-		if !t.full() {
-			return inf
+	// lowLabel is a lower bound of label(v), ascending with v.
+	lowLabel := func(v int32) int64 {
+		if open == nil {
+			return int64(v)
 		}
-		return int(t.bound() >> 32)
+		return int64(x.members[x.mStart[v]])
 	}
-	exact := func(v int32) {
+	D, L := inf, int64(1)<<62
+	refresh := func() {
+		if t.full() {
+			b := t.bound()
+			D, L = int(b>>32), int64(uint32(b))
+		}
+	}
+	// verify computes the exact distance of v and offers it, giving up as
+	// soon as v cannot reach the overlap it needs to enter.
+	verify := func(v int32) {
 		s.cand++
-		d := len(F) + int(x.deg(v)) - 2*int(interCount(F, x.feats(v)))
-		t.push(uint64(d)<<32 | label(v))
+		f := x.feats(v)
+		d := len(f)
+		need := (a + d - D + 1) >> 1 // overlap for dist <= D
+		if int64(label(v)) > L {
+			need = (a + d - D + 2) >> 1 // overlap for dist < D
+		}
+		c := 0
+		for i, r := range f {
+			if mark[r] == st {
+				c++
+			} else if c+d-1-i < need {
+				return
+			}
+		}
+		t.push(uint64(a+d-2*c)<<32 | label(v))
+		refresh()
 	}
 	nd := int64(len(P.byDeg))
 
@@ -186,74 +224,88 @@ func (s *searcher) run(u int32, open *openSet) {
 		}
 		if v := P.byDeg[i]; seen[v] != st {
 			seen[v] = st
-			exact(v)
+			verify(v)
 		}
 	}
-	D := curD()
 
 	// Candidates sharing a feature: prefix, length and positional filters.
+	// In list p, a group of degree d whose feature sits at position q can
+	// share at most 1+min(a-p-1, d-q-1) features with u if p is the first
+	// feature they share (true for every group that can enter, when met).
 	for p := 0; p < a; p++ {
 		lo, hi := P.pOff[F[p]], P.pOff[F[p]+1]
 		for j := lo; j < hi; {
-			d := P.pD[j]
-			if int(d) > D+a-2*p {
-				break
+			d := int(P.pD[j])
+			if d > D+a-2*p || a-p < (a+d-D+1)>>1 {
+				break // larger degrees fail too
 			}
-			need := (a + int(d) - D + 1) >> 1 // shared features needed
-			if a-p < need {
-				break
-			}
-			qmax := int(d) - need
-			end := blockEnd(P.pD, j, hi, d)
-			if open == nil {
-				for ; j < end && int(P.pQ[j]) <= qmax; j++ {
-					v := P.pG[j]
-					if seen[v] == st {
-						continue
-					}
-					seen[v] = st
-					exact(v)
-					if nD := curD(); nD != D {
-						D = nD
-						qmax = int(d) - (a+int(d)-D+1)>>1
-					}
+			dEnd := blockEnd(P.pD, j, hi, int32(d))
+			for j < dEnd {
+				q := int(P.pQ[j])
+				need := (a + d - D + 1) >> 1
+				if q > d-need || a-p < need || d > D+a-2*p {
+					break
 				}
-			} else {
-				for b := nextSet(open.post, j, end); b < end && int(P.pQ[b]) <= qmax; b = nextSet(open.post, b+1, end) {
+				needS := (a + d - D + 2) >> 1
+				tiesOnly := q > d-needS || a-p < needS || d > D-1+a-2*p
+				qEnd := blockEnd(P.pQ, j, dEnd, int32(q))
+				for b := j; ; b++ {
+					if open != nil {
+						b = nextSet(open.post, b, qEnd)
+					}
+					if b >= qEnd {
+						break
+					}
 					v := P.pG[b]
+					if tiesOnly && lowLabel(v) > L {
+						break
+					}
 					if seen[v] == st {
 						continue
 					}
 					seen[v] = st
-					exact(v)
-					if nD := curD(); nD != D {
-						D = nD
-						qmax = int(d) - (a+int(d)-D+1)>>1
+					oldD := D
+					verify(v)
+					if D != oldD {
+						needS = (a + d - D + 2) >> 1
+						tiesOnly = q > d-needS || a-p < needS || d > D-1+a-2*p
+						if need = (a + d - D + 1) >> 1; q > d-need || a-p < need {
+							break
+						}
 					}
 				}
+				j = qEnd
 			}
-			j = end
+			j = dEnd
 		}
 	}
 
-	// Candidates sharing nothing: distance a+d, smallest degrees first.
-	for i := int64(0); ; i++ {
-		if open != nil {
-			i = nextSet(open.deg, i, nd)
+	// Candidates sharing nothing: distance a+d. Within one degree, groups
+	// ascend, so the first one that cannot enter ends the degree.
+	for d := 0; d <= D-a && d < len(P.degStart)-1; d++ {
+		key := uint64(a+d) << 32
+		end := int64(P.degStart[d+1])
+		for i := int64(P.degStart[d]); ; i++ {
+			if open != nil {
+				i = nextSet(open.deg, i, end)
+			}
+			if i >= end {
+				break
+			}
+			v := P.byDeg[i]
+			if seen[v] == st {
+				continue
+			}
+			k := key | label(v)
+			if k >= t.bound() {
+				if open == nil {
+					break // later groups of this degree have larger labels
+				}
+				continue // labels are lowest open rows: not monotone
+			}
+			t.push(k)
+			refresh()
 		}
-		if i >= nd {
-			break
-		}
-		v := P.byDeg[i]
-		d := int(x.deg(v))
-		if d > D-a {
-			break
-		}
-		if seen[v] == st {
-			continue
-		}
-		t.push(uint64(a+d)<<32 | label(v))
-		D = curD()
 	}
 }
 

@@ -1,0 +1,329 @@
+package knn
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+// rawDir is ../shared/data/raw relative to the repository root
+// (this package is solver/internal/knn).
+func rawDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(wd, "..", "..", "..", "..", "shared", "data", "raw")
+}
+
+func openRaw(tb testing.TB, name string) *bufio.Scanner {
+	tb.Helper()
+	p := filepath.Join(rawDir(), name)
+	f, err := os.Open(p)
+	if err != nil {
+		tb.Skipf("real data set %s not available (%v); it lives in ../shared/data/raw next to the repository", name, err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		tb.Fatalf("%s: %v", p, err)
+	}
+	sc := bufio.NewScanner(z)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	return sc
+}
+
+var (
+	adultOnce, dblpOnce sync.Once
+	adultM, dblpM       *matrix.Matrix
+)
+
+// loadAdult one-hot encodes the 8 categorical columns of UCI adult
+// (workclass, education, marital-status, occupation, relationship, race,
+// sex, native-country), "?" being a value: 32,561 rows × 102 columns.
+func loadAdult(tb testing.TB) *matrix.Matrix {
+	tb.Helper()
+	sc := openRaw(tb, "adult.data.gz")
+	adultOnce.Do(func() {
+		cats := []int{1, 3, 5, 6, 7, 8, 9, 13}
+		ids := map[string]uint32{}
+		m := matrix.New(32561, 8*32561)
+		feats := make([]uint32, 0, 8)
+		for line := 0; sc.Scan(); line++ {
+			s := strings.TrimSpace(sc.Text())
+			if s == "" {
+				continue
+			}
+			fields := strings.Split(s, ", ")
+			if len(fields) != 15 {
+				tb.Fatalf("adult line %d: %d fields", line+1, len(fields))
+			}
+			feats = feats[:0]
+			for _, c := range cats {
+				key := strconv.Itoa(c) + "=" + fields[c]
+				id, ok := ids[key]
+				if !ok {
+					id = uint32(len(ids))
+					ids[key] = id
+				}
+				feats = append(feats, id)
+			}
+			m.Append(fmt.Sprintf("adult-%d", line), feats)
+		}
+		if err := sc.Err(); err != nil {
+			tb.Fatal(err)
+		}
+		adultM = m
+	})
+	if adultM == nil {
+		tb.Fatal("adult failed to load earlier")
+	}
+	return adultM
+}
+
+// loadDBLP reads the undirected SNAP com-DBLP edge list: a row per node
+// (ascending node id), its neighbours as features.
+func loadDBLP(tb testing.TB) *matrix.Matrix {
+	tb.Helper()
+	sc := openRaw(tb, "com-dblp.ungraph.noheader.txt.gz")
+	dblpOnce.Do(func() {
+		var src, dst []uint32
+		for sc.Scan() {
+			a, b, ok := strings.Cut(sc.Text(), "\t")
+			if !ok {
+				continue
+			}
+			x, err1 := strconv.ParseUint(a, 10, 32)
+			y, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 32)
+			if err1 != nil || err2 != nil {
+				tb.Fatalf("dblp: bad line %q", sc.Text())
+			}
+			src = append(src, uint32(x), uint32(y))
+			dst = append(dst, uint32(y), uint32(x))
+		}
+		if err := sc.Err(); err != nil {
+			tb.Fatal(err)
+		}
+		order := make([]int, len(src))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(i, j int) int {
+			if src[i] != src[j] {
+				return int(int64(src[i]) - int64(src[j]))
+			}
+			return int(int64(dst[i]) - int64(dst[j]))
+		})
+		m := matrix.New(320000, len(src))
+		var feats []uint32
+		for s := 0; s < len(order); {
+			node := src[order[s]]
+			feats = feats[:0]
+			e := s
+			for ; e < len(order) && src[order[e]] == node; e++ {
+				feats = append(feats, dst[order[e]])
+			}
+			m.Append(strconv.FormatUint(uint64(node), 10), feats)
+			s = e
+		}
+		dblpM = m
+	})
+	if dblpM == nil {
+		tb.Fatal("dblp failed to load earlier")
+	}
+	return dblpM
+}
+
+// userLists draws n power-law user lists: a geometric degree ≥ 1 with mean
+// 10, features Zipf(1.1) over 1e5 columns.
+func userLists(n int, seed uint64) *matrix.Matrix {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	z := rand.NewZipf(r, 1.1, 1, 1e5-1)
+	m := matrix.New(n, 10*n)
+	var feats []uint32
+	for i := 0; i < n; i++ {
+		d := 1
+		for r.Float64() >= 0.1 {
+			d++
+		}
+		feats = feats[:0]
+		for j := 0; j < d; j++ {
+			feats = append(feats, uint32(z.Uint64()))
+		}
+		m.Append("u"+strconv.Itoa(i), feats)
+	}
+	return m
+}
+
+// refRow is the reference neighbour list of row i (O(n) scan).
+func refRow(m *matrix.Matrix, i, K int) (idx, dist []int32) {
+	type nd struct{ d, j int32 }
+	h := make([]nd, 0, m.NumRows())
+	for j := 0; j < m.NumRows(); j++ {
+		if j != i {
+			h = append(h, nd{hamming(m.Row(i), m.Row(j)), int32(j)})
+		}
+	}
+	slices.SortFunc(h, func(a, b nd) int {
+		if a.d != b.d {
+			return int(a.d - b.d)
+		}
+		return int(a.j - b.j)
+	})
+	for _, x := range h[:K] {
+		idx = append(idx, x.j)
+		dist = append(dist, x.d)
+	}
+	return idx, dist
+}
+
+// checkSample compares sampled rows of g with the reference.
+func checkSample(t *testing.T, m *matrix.Matrix, g *Graph, samples int, seed uint64) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 1))
+	for s := 0; s < samples; s++ {
+		i := r.IntN(m.NumRows())
+		wi, wd := refRow(m, i, g.K)
+		gi, gd := g.Row(i)
+		if !slices.Equal(gi, wi) || !slices.Equal(gd, wd) {
+			t.Fatalf("row %d:\n got %v %v\nwant %v %v", i, gi, gd, wi, wd)
+		}
+	}
+}
+
+func TestAdult(t *testing.T) {
+	m := loadAdult(t)
+	if m.NumRows() != 32561 || m.NumEntries() != 260488 || m.NumColumns() != 102 {
+		t.Fatalf("adult: %d rows, %d entries, %d columns", m.NumRows(), m.NumEntries(), m.NumColumns())
+	}
+	g, st, err := KNearest(m, 16, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("adult: %v", st)
+	if st.Strategy != "bitset" {
+		t.Errorf("adult ran %q, want bitset", st.Strategy)
+	}
+	checkSample(t, m, g, 40, 7)
+	g2, st2, err := KNearest(m, 16, Options{Strategy: Prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("adult forced: %v", st2)
+	compareGraphs(t, "adult prefix vs bitset", g2, g)
+}
+
+func TestDBLP(t *testing.T) {
+	m := loadDBLP(t)
+	if m.NumRows() != 317080 || m.NumEntries() != 2099732 {
+		t.Fatalf("dblp: %d rows, %d entries", m.NumRows(), m.NumEntries())
+	}
+	g, st, err := KNearest(m, 16, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dblp: %v", st)
+	if st.Strategy != "prefix" {
+		t.Errorf("dblp ran %q, want prefix", st.Strategy)
+	}
+	checkSample(t, m, g, 20, 8)
+}
+
+func TestUserLists(t *testing.T) {
+	m := userLists(30000, 1)
+	g, st, err := KNearest(m, 16, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("userlists 3e4: %v", st)
+	checkSample(t, m, g, 100, 9)
+}
+
+func benchKNearest(b *testing.B, m *matrix.Matrix, k int, opts Options) {
+	b.ReportAllocs()
+	var st Stats
+	for b.Loop() {
+		var err error
+		_, st, err = KNearest(m, k, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := float64(m.NumRows())
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+	b.ReportMetric(float64(st.Candidates)/float64(st.Distinct), "cands/distinct")
+	b.ReportMetric(float64(st.Distinct), "distinct")
+	b.Logf("%v (GOMAXPROCS %d)", st, runtime.GOMAXPROCS(0))
+}
+
+func BenchmarkKNearestAdult(b *testing.B) {
+	benchKNearest(b, loadAdult(b), 16, Options{})
+}
+
+func BenchmarkKNearestDBLP(b *testing.B) {
+	benchKNearest(b, loadDBLP(b), 16, Options{})
+}
+
+func BenchmarkKNearestUserLists(b *testing.B) {
+	for _, n := range []int{1e4, 1e5, 1e6} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			benchKNearest(b, userLists(n, 1), 16, Options{})
+		})
+	}
+}
+
+// benchMeyerson times one pass of Meyerson's online facility location as
+// the solver runs it: points in random order, each opens a facility with
+// probability dist/cost (cost = 2 × the sum of its 2k nearest distances,
+// k = 8), else it is assigned to its nearest open facility.
+func benchMeyerson(b *testing.B, m *matrix.Matrix) {
+	g, _, err := KNearest(m, 16, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := m.NumRows()
+	cost := make([]float64, n)
+	for i := range cost {
+		_, d := g.Row(i)
+		for _, x := range d {
+			cost[i] += 2 * float64(x)
+		}
+	}
+	base := NewFacilities(m, Options{})
+	r := rand.New(rand.NewPCG(11, 12))
+	order := r.Perm(n)
+	b.ResetTimer()
+	opened := 0
+	for b.Loop() {
+		f := base.Empty()
+		for _, i := range order {
+			_, d, ok := f.Nearest(int32(i))
+			if !ok || float64(d) >= cost[i] || r.Float64()*cost[i] < float64(d) {
+				f.Add(int32(i))
+			}
+		}
+		opened = f.Len()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/query")
+	b.ReportMetric(float64(opened), "open")
+	b.Logf("strategy %s, %d rows, %d facilities opened", base.Strategy(), n, opened)
+}
+
+func BenchmarkFacilitiesAdult(b *testing.B) { benchMeyerson(b, loadAdult(b)) }
+func BenchmarkFacilitiesDBLP(b *testing.B)  { benchMeyerson(b, loadDBLP(b)) }
+func BenchmarkFacilitiesUserLists(b *testing.B) {
+	for _, n := range []int{1e4, 1e5} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) { benchMeyerson(b, userLists(n, 1)) })
+	}
+}
