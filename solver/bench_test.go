@@ -2,6 +2,8 @@ package solver
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +13,8 @@ import (
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/verify"
 )
+
+var userListsMax = flag.Int64("userlists_max", 1e5, "largest BenchmarkUserLists size to run")
 
 // rawDir is ../shared/data/raw relative to the repository root.
 var rawDir = filepath.Join("..", "..", "shared", "data", "raw")
@@ -61,3 +65,30 @@ func BenchmarkAdultNonSmooth(b *testing.B) { benchSolve(b, "adult", verify.NonSm
 func BenchmarkAdultPaper(b *testing.B)     { benchSolve(b, "adult", verify.Smooth, Paper) }
 func BenchmarkSBMSmooth(b *testing.B)      { benchSolve(b, "sbm", verify.Smooth, Improved) }
 func BenchmarkDBLPSmooth(b *testing.B)     { benchSolve(b, "dblp", verify.Smooth, Improved) }
+
+// BenchmarkUserLists solves generated power-law user lists (mean degree
+// 10, 1e5 columns) of growing size and reports the time per row: it should
+// grow no faster than about log n.
+//
+// Sizes above -userlists_max (default 1e5) are skipped: at 1e6 rows the
+// exact neighbour search currently takes far too long (see the report).
+func BenchmarkUserLists(b *testing.B) {
+	for _, n := range []int64{1e4, 1e5, 1e6} {
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			if n > *userListsMax {
+				b.Skipf("rows=%d above -userlists_max=%d", n, *userListsMax)
+			}
+			m, err := gen.UserListsMatrix(gen.UserListsParams{Rows: n, Columns: 1e5, MeanDegree: 10, Zipf: 1.1, Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := Solve(context.Background(), m, Params{K: 8, Seed: int64(i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/row")
+		})
+	}
+}

@@ -169,6 +169,9 @@ func (sp *splitter) partition(members []int32, k int, mode verify.Mode) [][]int3
 		left--
 		ds := deg(seed)
 		for _, f := range pr.urow(members[seed]) {
+			if len(sp.lpost[f]) > refineMaxList && n > 2*refineMaxList {
+				continue // too common to tell users apart; keeps large splits linear
+			}
 			for _, j := range sp.lpost[f] {
 				if removed[j] {
 					continue
@@ -366,6 +369,12 @@ func (c *cstat) deltaOut(row []int32, mode verify.Mode) int64 {
 // maxRefinePasses bounds the local search.
 const maxRefinePasses = 12
 
+// refineMaxList bounds the work per user of the candidate search: features
+// that would stay in the centres of more than this many clusters are too
+// common to tell clusters apart and are skipped (this keeps refine linear
+// on power-law data, where a few features are held by most users).
+const refineMaxList = 512
+
 // refineCandidates is the number of nearest centres tried per user.
 const refineCandidates = 6
 
@@ -391,6 +400,7 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 	var touched []int32
 	type cand struct{ d, c int32 }
 	top := make([]cand, 0, refineCandidates+1)
+	var tried []int32
 	for pass := 0; pass < maxRefinePasses; pass++ {
 		if err := s.ctx.Err(); err != nil {
 			return nil, err
@@ -418,6 +428,9 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 			row := pr.row(p)
 			dp := int32(len(row))
 			for _, f := range row {
+				if len(cpost[f]) > refineMaxList {
+					continue
+				}
 				for _, c := range cpost[f] {
 					if cnt[c] == 0 {
 						touched = append(touched, c)
@@ -451,12 +464,24 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 				}
 				out := st[a].deltaOut(row, mode)
 				best, bestD := int32(-1), int64(0)
-				for _, t := range top {
-					if t.c == a {
-						continue
+				try := func(c int32) {
+					if c == a {
+						return
 					}
-					if d := out + st[t.c].deltaIn(row, mode); d < bestD {
-						best, bestD = t.c, d
+					if d := out + st[c].deltaIn(row, mode); d < bestD || (d == bestD && best >= 0 && c < best) {
+						best, bestD = c, d
+					}
+				}
+				tried = tried[:0]
+				for _, t := range top {
+					try(t.c)
+					tried = append(tried, t.c)
+				}
+				// The clusters of the user's nearest neighbours.
+				for _, v := range s.nbr[int(u)*s.nbrK : int(u+1)*s.nbrK] {
+					if c := cl[v]; !slices.Contains(tried, c) {
+						try(c)
+						tried = append(tried, c)
 					}
 				}
 				if best < 0 {

@@ -173,7 +173,12 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 	}
 
 	s := &state{p: p, ctx: ctx}
-	s.pr = newProblem(m, order)
+	perm := make([]int, n)
+	for i, r := range order {
+		perm[i] = int(r)
+	}
+	s.canon = m.Permute(perm)
+	s.pr = newProblem(s.canon, nil)
 	if err := s.run(); err != nil {
 		return nil, err
 	}
@@ -229,7 +234,7 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 		ClusterSize:     verify.Summarize(sizes),
 		FacilityCost:    s.facilityCost,
 		Seconds:         time.Since(start).Seconds(),
-		NeighbourSearch: "exact (inverted index over distinct rows)",
+		NeighbourSearch: "exact, knn " + s.strategy,
 	}
 	return res, nil
 }
@@ -257,8 +262,12 @@ type state struct {
 	p            Params
 	ctx          context.Context
 	pr           *problem
-	assign       []int32 // canonical user -> cluster (arbitrary ids)
+	canon        *matrix.Matrix // the input in canonical order
+	assign       []int32        // canonical user -> cluster (arbitrary ids)
 	facilityCost float64
+	strategy     string  // knn search strategy
+	nbr          []int32 // βk nearest other users of each user (nbrK each)
+	nbrK         int
 }
 
 func (s *state) progress(stage string, done, total int) {
@@ -269,12 +278,15 @@ func (s *state) progress(stage string, done, total int) {
 
 func (s *state) run() error {
 	pr := s.pr
-	s.progress("neighbours", 0, pr.np)
-	cost := pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), workers(s.p.Workers))
+	s.progress("neighbours", 0, pr.n)
+	cost, err := s.facilityCosts()
+	if err != nil {
+		return err
+	}
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	s.progress("neighbours", pr.np, pr.np)
+	s.progress("neighbours", pr.n, pr.n)
 	best, err := s.meyerson(cost)
 	if err != nil {
 		return err
