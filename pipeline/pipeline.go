@@ -50,7 +50,7 @@ type Params struct {
 	Output string
 	// Overwrite allows replacing a non-empty Output. Optional; default false.
 	Overwrite bool
-	// K is the anonymity parameter. Required; >= 2.
+	// K is the anonymity parameter. Required; >= 2 (k = 1 needs no pipeline).
 	K int
 	// Mode is smooth or nonsmooth. Optional; default verify.Smooth.
 	Mode verify.Mode
@@ -80,6 +80,9 @@ func CheckParams(p Params) error {
 	}
 	if err := verify.CheckParams(verify.Params{K: p.K, Mode: p.Mode}); err != nil {
 		return err
+	}
+	if p.K < 2 {
+		return fmt.Errorf("k=%d: the pipeline needs k >= 2", p.K)
 	}
 	cs := p.ChunkSize
 	if cs == 0 {

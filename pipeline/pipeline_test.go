@@ -211,7 +211,7 @@ func TestCheckParams(t *testing.T) {
 		{"ok", func(*Params) {}, ""},
 		{"no input", func(p *Params) { p.Input = "" }, "no input"},
 		{"no output", func(p *Params) { p.Output = "" }, "no output"},
-		{"k", func(p *Params) { p.K = 0 }, "k"},
+		{"k", func(p *Params) { p.K = 1 }, "k=1"},
 		{"chunk", func(p *Params) { p.ChunkSize = 7 }, "chunk size 7"},
 		{"shards", func(p *Params) { p.Shards = -1 }, "shards -1"},
 		{"workers", func(p *Params) { p.Workers = -2 }, "workers -2"},

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/smoothanon/smoothanon/pipeline"
+	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+func init() {
+	register(command{
+		name:  "run",
+		short: "anonymize a large input with the Beam pipeline (prism, Flink, Dataflow)",
+		run:   runRun,
+	})
+}
+
+// addGlobalFlags adds to fs every flag Beam and its runners registered on
+// the global flag set (--runner, --endpoint, --environment_type, --project,
+// --region, --staging_location, --worker_binary, --dry_run, ...), so they
+// parse in one pass and land in Beam's own variables.
+func addGlobalFlags(fs *flag.FlagSet) {
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if fs.Lookup(f.Name) == nil {
+			fs.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+}
+
+func runRun(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("run", stderr)
+	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
+	output := fs.String("output", "", "release directory of sharded Parquet files (required; must not exist or be empty)")
+	overwrite := fs.Bool("overwrite", false, "replace a non-empty --output")
+	k := fs.Int("k", 0, "smallest class size (required, at least 2)")
+	mode := fs.String("mode", "smooth", "smooth or nonsmooth")
+	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "target rows per chunk solved together (at least 2k)")
+	seed := fs.Int64("seed", 0, "random seed; same input, seed and chunk size give the same release on every runner")
+	shards := fs.Int64("shards", 0, "output files (0 = one per ~1M rows)")
+	variant := fs.String("variant", "improved", "solver variant: improved or paper")
+	beta := fs.Int("beta", solver.DefaultBeta, "solver beta")
+	restarts := fs.Int("restarts", solver.DefaultRestarts, "solver restarts per chunk")
+	workers := fs.Int("workers", 0, "solver goroutines per chunk (0 = GOMAXPROCS)")
+	metricsOut := fs.String("metrics_out", "", "write the run report with Beam metrics (JSON) here; - for stdout")
+	addGlobalFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	md, err := verify.ParseMode(*mode)
+	if err != nil {
+		return usageErr("--mode: %v", err)
+	}
+	v, err := solver.ParseVariant(*variant)
+	if err != nil {
+		return usageErr("--variant: %v", err)
+	}
+	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, K: *k, Mode: md,
+		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: v, Beta: *beta, Restarts: *restarts,
+		Workers: *workers, Runner: *runners.Runner}
+	if err := pipeline.CheckParams(p); err != nil {
+		return usageErr("%v", err)
+	}
+	ctx := context.Background()
+	if dry := fs.Lookup("dry_run"); dry != nil && dry.Value.String() == "true" && p.Runner != "dataflow" {
+		return runErr(pipeline.DryRun(ctx, p, stdout))
+	}
+	res, err := pipeline.Run(ctx, p)
+	if res != nil && res.Report != nil {
+		if werr := writeRunReport(*metricsOut, res, stdout); werr != nil && err == nil {
+			err = werr
+		}
+		r := res.Report
+		fmt.Fprintf(stderr, "smoothanon run: %d rows in %d chunks on %s, %.1fs: valid=%v J=%.4f classes=%d suppressed=%d created=%d\n",
+			r.Rows, r.GetPipeline().GetChunks(), r.GetPipeline().GetRunner(), r.GetPipeline().GetSeconds(),
+			r.Valid, r.Jaccard, r.Classes, r.Suppressed, r.Created)
+	}
+	return runErr(err)
+}
+
+// runErr maps pipeline errors to exit codes: 2 input, 1 verification.
+func runErr(err error) error {
+	var ie *pipeline.InputError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ie):
+		return inputErr(err)
+	case errors.Is(err, pipeline.ErrVerification):
+		return &exitError{code: 1, err: err}
+	}
+	return &exitError{code: 3, err: err}
+}
+
+// writeRunReport writes the RunReport as JSON (proto field names) with an
+// extra "beam_metrics" object of Beam counters and distributions.
+func writeRunReport(path string, res *pipeline.Result, stdout io.Writer) error {
+	if path == "" {
+		return nil
+	}
+	js, err := protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true}.Marshal(res.Report)
+	if err != nil {
+		return err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(js, &obj); err != nil {
+		return err
+	}
+	dists := map[string]any{}
+	for name, d := range res.Distributions {
+		mean := 0.0
+		if d.Count > 0 {
+			mean = float64(d.Sum) / float64(d.Count)
+		}
+		dists[name] = map[string]any{"count": d.Count, "sum": d.Sum, "min": d.Min, "max": d.Max, "mean": mean}
+	}
+	obj["beam_metrics"] = map[string]any{"counters": res.Counters, "distributions": dists}
+	out, err := json.MarshalIndent(obj, "", "  ")
+	if err != nil {
+		return err
+	}
+	out = append(out, '\n')
+	if path == "-" {
+		_, err = stdout.Write(out)
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("--metrics_out: %w", err)
+	}
+	if _, err := tmp.Write(out); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("--metrics_out: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("--metrics_out: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("--metrics_out %s: %w", path, err)
+	}
+	return nil
+}

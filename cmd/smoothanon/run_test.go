@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+func TestRunCommand(t *testing.T) {
+	dir := t.TempDir()
+	m, err := gen.SBM(gen.SBMParams{N: 400, S: 20, Q: 0.6, P: 0.01, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in.parquet")
+	if err := matrix.WriteMatrix(in, m, matrix.WriterOptions{RowGroupRows: 64}); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	rep := filepath.Join(dir, "report.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"run", "--input", in, "--output", out, "--k", "4", "--chunk_size", "150", "--seed", "3",
+		"--metrics_out", rep, "--runner", "prism"}
+	if code := runMain(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var obj map[string]any
+	b, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &obj); err != nil {
+		t.Fatal(err)
+	}
+	if obj["valid"] != true || obj["rows"] != "400" {
+		t.Errorf("report valid=%v rows=%v, want true and \"400\"", obj["valid"], obj["rows"])
+	}
+	bm, _ := obj["beam_metrics"].(map[string]any)
+	counters, _ := bm["counters"].(map[string]any)
+	if counters["smoothanon/rows_read"] != 400.0 {
+		t.Errorf("beam_metrics counters %v, want smoothanon/rows_read = 400", counters)
+	}
+	if pl, _ := obj["pipeline"].(map[string]any); pl["runner"] != "prism" {
+		t.Errorf("pipeline info %v, want runner prism", pl)
+	}
+	// A second run into the same output is refused with exit code 2.
+	stderr.Reset()
+	if code := runMain(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "not empty") {
+		t.Fatalf("rerun: exit %d, %s", code, stderr.String())
+	}
+	// Dry run: prints the job graph, writes nothing.
+	stdout.Reset()
+	dry := []string{"run", "--input", in, "--output", filepath.Join(dir, "dry"), "--k", "4", "--dry_run"}
+	if code := runMain(dry, &stdout, &stderr); code != 0 {
+		t.Fatalf("dry run exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Solve") || !strings.Contains(stdout.String(), "# dry run: 1 input files, 400 rows") {
+		t.Errorf("dry run output lacks the summary or the Solve transform:\n%.400s", stdout.String())
+	}
+	flag.CommandLine.Set("dry_run", "false") // Beam's flag lives on the global set
+	if _, err := os.Stat(filepath.Join(dir, "dry")); err == nil {
+		t.Error("dry run created the output")
+	}
+	// Bad usage is exit code 2.
+	for _, bad := range [][]string{
+		{"run", "--input", in, "--output", out + "2", "--k", "1"},
+		{"run", "--input", in, "--output", out + "2", "--k", "4", "--mode", "fuzzy"},
+		{"run", "--input", in, "--k", "4"},
+	} {
+		if code := runMain(bad, &stdout, &stderr); code != 2 {
+			t.Errorf("%q: exit %d, want 2", bad, code)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	"google.golang.org/protobuf/encoding/prototext"
+)
+
+// DryRun builds the pipeline for p without running it and writes the Beam
+// pipeline proto (the portable job graph a runner would receive) to w as
+// text, preceded by a one-line summary. It reads only the input footers
+// and touches no output.
+func DryRun(ctx context.Context, p Params, w io.Writer) error {
+	if err := CheckParams(p); err != nil {
+		return &InputError{err}
+	}
+	p = withDefaults(p)
+	files, total, err := Inspect(p.Input)
+	if err != nil {
+		return &InputError{err}
+	}
+	out, err := filepath.Abs(p.Output)
+	if err != nil {
+		return err
+	}
+	p.Output = out
+	if !beam.Initialized() {
+		beam.Init()
+	}
+	staging := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".staging-dryrun")
+	edges, _, err := Build(p, files, staging).Build()
+	if err != nil {
+		return err
+	}
+	env, err := graphx.CreateEnvironment(ctx, jobopts.GetEnvironmentUrn(ctx), jobopts.GetEnvironmentConfig)
+	if err != nil {
+		return err
+	}
+	model, err := graphx.Marshal(edges, &graphx.Options{Environment: env})
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(model.GetComponents().GetTransforms()))
+	for _, t := range model.GetComponents().GetTransforms() {
+		names = append(names, t.GetUniqueName())
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, "# dry run: %d input files, %d rows, ~%d chunks, %d transforms, runner %s\n",
+		len(files), total, max(1, total/p.ChunkSize), len(names), p.Runner)
+	_, err = io.WriteString(w, prototext.Format(model))
+	return err
+}

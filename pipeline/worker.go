@@ -1,0 +1,38 @@
+package pipeline
+
+import (
+	"flag"
+	"os"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+)
+
+// IsWorker reports whether args (os.Args[1:]) are those a Beam runner's
+// container boot loader passes when it starts this binary as an SDK
+// harness ("--worker=true --id=... --control_endpoint=...").
+func IsWorker(args []string) bool {
+	for _, a := range args {
+		switch strings.TrimLeft(a, "-") {
+		case "worker", "worker=true", "worker=1":
+			return strings.HasPrefix(a, "-")
+		}
+	}
+	return false
+}
+
+// MaybeRunWorker runs the Beam SDK harness and exits when the process was
+// started as a worker (see IsWorker); otherwise it returns at once. Call it
+// first thing in main: with Dataflow, or Flink/Spark with DOCKER or PROCESS
+// environments, the runner starts the same binary (--worker_binary) with
+// worker flags, and beam.Init() then serves bundles instead of returning.
+// LOOPBACK and prism need nothing: their workers live in the launching
+// process.
+func MaybeRunWorker() {
+	if !IsWorker(os.Args[1:]) {
+		return
+	}
+	flag.Parse()
+	beam.Init() // serves the runner until the job ends
+	os.Exit(0)
+}
