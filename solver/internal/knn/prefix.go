@@ -19,6 +19,10 @@ type postings struct {
 	pG       []int32 // group of the entry
 	pD       []int32 // degree of the group
 	pQ       []int32 // position of the feature in the group's list
+	// pSig and pLig are the signatures of the entry's group (see sig).
+	pSig, pLig []uint64
+	// heavyFrom is the first rank of the (up to) 64 most frequent features.
+	heavyFrom int32
 	// entryPos[gOff[g]+q] is where group g's q-th feature sits in the lists.
 	entryPos []int64
 }
@@ -58,8 +62,15 @@ func buildPostings(x *index) *postings {
 	P.pG = make([]int32, entries)
 	P.pD = make([]int32, entries)
 	P.pQ = make([]int32, entries)
+	P.pSig = make([]uint64, entries)
+	P.pLig = make([]uint64, entries)
+	P.heavyFrom = int32(max(x.ncols-64, 0))
 	P.entryPos = make([]int64, entries)
 	fill := append([]int64(nil), P.pOff[:x.ncols]...)
+	gsig := make([]uint64, 2*ng)
+	for g := 0; g < ng; g++ {
+		gsig[2*g], gsig[2*g+1] = P.sig(x.feats(int32(g)))
+	}
 	for d := int32(1); d <= maxDeg; d++ {
 		block := P.byDeg[start[d]:start[d+1]]
 		for q := int32(0); q < d; q++ {
@@ -69,11 +80,36 @@ func buildPostings(x *index) *postings {
 				pos := fill[r]
 				fill[r]++
 				P.pG[pos], P.pD[pos], P.pQ[pos] = g, d, q
+				P.pSig[pos], P.pLig[pos] = gsig[2*g], gsig[2*g+1]
 				P.entryPos[e] = pos
 			}
 		}
 	}
 	return P
+}
+
+// sig returns the signatures of a rank-sorted feature list: heavy has bit
+// r−heavyFrom for each heavy feature r (the up to 64 most frequent ones),
+// light has bit hash(r) mod 64 for each other feature. They bound the
+// overlap of lists a and b without reading them (see overlapBound).
+func (P *postings) sig(f []int32) (heavy, light uint64) {
+	for _, r := range f {
+		if r >= P.heavyFrom {
+			heavy |= 1 << uint(r-P.heavyFrom)
+		} else {
+			light |= 1 << (uint32(r) * 0x9E3779B1 >> 26)
+		}
+	}
+	return heavy, light
+}
+
+// overlapBound bounds |a∩b| from the degrees and signatures of a and b:
+// shared heavy features are exact bits; every light bit of b missing from
+// a stands for at least one light feature of b that a lacks (and vice
+// versa).
+func overlapBound(da, ha int, sa, la uint64, db int, sb, lb uint64) int {
+	hb := bits.OnesCount64(sb)
+	return bits.OnesCount64(sa&sb) + min(db-hb-bits.OnesCount64(lb&^la), da-ha-bits.OnesCount64(la&^lb))
 }
 
 // openSet restricts a search to some groups: bit i of post is set when the
@@ -171,6 +207,8 @@ func (s *searcher) run(u int32, open *openSet) {
 	for _, r := range F {
 		mark[r] = st
 	}
+	su, lu := P.sig(F)
+	hu := bits.OnesCount64(su)
 	label := func(v int32) uint64 {
 		if open == nil {
 			return uint64(v)
@@ -259,6 +297,10 @@ func (s *searcher) run(u int32, open *openSet) {
 					v := P.pG[b]
 					if tiesOnly && lowLabel(v) > L {
 						break
+					}
+					// Overlap bound from the signatures alone (no access to v).
+					if overlapBound(a, hu, su, lu, d, P.pSig[b], P.pLig[b]) < need {
+						continue
 					}
 					if seen[v] == st {
 						continue
