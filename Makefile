@@ -1,20 +1,45 @@
-# smoothanon — build, test, benchmark.
+# smoothanon — build, test, benchmark. `make help` lists the targets.
 GO ?= go
 BIN := bin/smoothanon
 PROTOC_GEN_GO_VERSION := v1.36.12
+BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+FUZZTIME ?= 10s
+BENCHCOUNT ?= 5
 
-.PHONY: build test bench proto demo vet fmt
+.PHONY: help build test vet bench proto demo fuzz
+
+help:
+	@echo "make demo    generate data and anonymize it on the embedded runner"
+	@echo "make test    vet + all tests"
+	@echo "make bench   benchmarks (medians via benchstat)"
+	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
+	@echo "make proto   regenerate proto/smoothanonpb"
+	@echo "make build   bin/smoothanon"
 
 build:
 	$(GO) build -o $(BIN) ./cmd/smoothanon
 
-test:
-	$(GO) vet ./...
+test: vet
 	$(GO) test ./...
 
 vet:
 	$(GO) vet ./...
-	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$'))" || (gofmt -l .; exit 1)
+	@files=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
+	  if [ -n "$$files" ]; then echo "gofmt needed: $$files"; exit 1; fi
+
+# Benchmarks print their figures (ns/op plus custom metrics such as ns/row);
+# benchstat reports the median of BENCHCOUNT runs.
+bench:
+	@mkdir -p out
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count $(BENCHCOUNT) ./verify ./gen ./importer | tee out/bench.txt
+	$(GO) run $(BENCHSTAT) out/bench.txt
+
+FUZZ_TARGETS := importer:FuzzAdult importer:FuzzPlaystore importer:FuzzEdges importer:FuzzPairs \
+	matrix:FuzzReadParquet verify:FuzzCheck
+fuzz:
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t#*:}; \
+	  echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -parallel 1 ./$$pkg || exit 1; done
 
 # protoc comes from Debian's protobuf-compiler; protoc-gen-go from the Go module proxy.
 proto:
