@@ -1,0 +1,224 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
+
+	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+// runnerFixture is a small input and the release embedded prism makes of it.
+type runnerFixture struct {
+	dir    string
+	in     *matrix.Matrix
+	params Params
+	want   map[string][]byte
+}
+
+func newRunnerFixture(t *testing.T) *runnerFixture {
+	dir := t.TempDir()
+	in, files := writeInput(t, dir, gen.SBMParams{N: 900, S: 30, Q: 0.5, P: 0.01, Seed: 11})
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "prism"), K: 4, ChunkSize: 250, Seed: 5, Shards: 2}
+	runOK(t, p)
+	_, want := readRelease(t, p.Output)
+	return &runnerFixture{dir: dir, in: in, params: p, want: want}
+}
+
+// check runs the fixture on another runner and compares the release with
+// prism's byte for byte, then verifies it.
+func (f *runnerFixture) check(t *testing.T, runner, endpoint string) {
+	t.Helper()
+	p := f.params
+	p.Output = filepath.Join(f.dir, runner)
+	p.Runner, p.Endpoint, p.EnvironmentType = runner, endpoint, "LOOPBACK"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res := func() *Result {
+		res, err := Run(ctx, p)
+		if err != nil {
+			t.Fatalf("%s: %v", runner, err)
+		}
+		return res
+	}()
+	if res.Report.Pipeline.Runner != runner {
+		t.Errorf("report runner %q, want %q", res.Report.Pipeline.Runner, runner)
+	}
+	out, got := readRelease(t, p.Output)
+	if len(got) != len(f.want) {
+		t.Fatalf("%s wrote %d shards, prism %d", runner, len(got), len(f.want))
+	}
+	for name, b := range f.want {
+		if !bytes.Equal(b, got[name]) {
+			t.Errorf("%s: %s differs from prism's", runner, name)
+		}
+	}
+	chk, err := verify.Check(f.in, out, verify.Params{K: p.K, Mode: p.Mode})
+	if err != nil || !chk.Valid {
+		t.Fatalf("%s release does not verify: %v %v", runner, err, chk.GetProblems())
+	}
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitPort(ctx context.Context, addr string) error {
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not listening: %w", addr, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// TestUniversalRunnerMatchesPrism runs the pipeline through the portable
+// job API against a separately served job server (prism's, on a free
+// loopback port) — the same path --runner=flink takes — and requires the
+// identical release.
+func TestUniversalRunnerMatchesPrism(t *testing.T) {
+	f := newRunnerFixture(t)
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := prism.CreateJobServer(ctx, prism.Options{Port: port}); err != nil {
+		t.Fatal(err)
+	}
+	f.check(t, "universal", fmt.Sprintf("localhost:%d", port))
+}
+
+// flinkJobServerJar finds the Beam Flink job server jar that
+// deploy/flink/fetch-jobserver.sh put in ~/.m2 (same preference order), or
+// $SMOOTHANON_FLINK_JOBSERVER.
+func flinkJobServerJar() string {
+	if j := os.Getenv("SMOOTHANON_FLINK_JOBSERVER"); j != "" {
+		return j
+	}
+	home, _ := os.UserHomeDir()
+	repo := filepath.Join(home, ".m2", "repository")
+	if r := os.Getenv("MAVEN_REPO_LOCAL"); r != "" {
+		repo = r
+	}
+	beamVersion := strings.TrimPrefix(beamSDKVersion(), "v")
+	for _, fv := range []string{"2.2", "2.1", "2.0", "1.20"} {
+		a := "beam-runners-flink-" + fv + "-job-server"
+		jar := filepath.Join(repo, "org", "apache", "beam", a, beamVersion, a+"-"+beamVersion+".jar")
+		if st, err := os.Stat(jar); err == nil && st.Size() > 0 {
+			return jar
+		}
+	}
+	return ""
+}
+
+// beamSDKVersion is the Beam Go SDK version in ../go.mod.
+func beamSDKVersion() string {
+	b, err := os.ReadFile(filepath.Join("..", "go.mod"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "github.com/apache/beam/sdks/v2" {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+// TestFlinkMatchesPrism starts Beam's Flink job server (embedded local
+// Flink cluster) on free loopback ports, runs the pipeline with
+// --runner=flink --environment_type=LOOPBACK, and requires prism's release
+// byte for byte. Without the jar it skips, unless CI is set: then it fails.
+func TestFlinkMatchesPrism(t *testing.T) {
+	jar := flinkJobServerJar()
+	if jar == "" {
+		msg := "Flink job server jar not found: run deploy/flink/fetch-jobserver.sh (needs mvn, JDK 17 and Maven Central) or set SMOOTHANON_FLINK_JOBSERVER"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if testing.Short() {
+		t.Skip("Flink integration test skipped in -short mode")
+	}
+	f := newRunnerFixture(t)
+	jobPort := freePort(t)
+	logPath := filepath.Join(f.dir, "flink-jobserver.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	args := []string{
+		// Flink on JDK 17 needs these opens (as Flink's own scripts pass).
+		"--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.util=ALL-UNNAMED",
+		"--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+		"--add-opens=java.base/java.io=ALL-UNNAMED", "--add-opens=java.base/java.net=ALL-UNNAMED",
+		"--add-opens=java.base/java.util.concurrent=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+		"-Xmx1g", "-jar", jar,
+		"--job-host=127.0.0.1", fmt.Sprintf("--job-port=%d", jobPort),
+		"--artifact-port=0", "--expansion-port=0", "--flink-master=[local]",
+	}
+	cmd := exec.Command("java", args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the job server: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := waitPort(ctx, fmt.Sprintf("127.0.0.1:%d", jobPort)); err != nil {
+		b, _ := os.ReadFile(logPath)
+		t.Fatalf("Flink job server did not start: %v\n%s", err, tail(b, 3000))
+	}
+	t.Logf("Flink job server %s on port %d (%s/%s)", filepath.Base(jar), jobPort, runtime.GOOS, runtime.GOARCH)
+	defer func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("job server log:\n%s", tail(b, 5000))
+		}
+	}()
+	f.check(t, "flink", fmt.Sprintf("localhost:%d", jobPort))
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
