@@ -16,11 +16,9 @@ type postings struct {
 	degStart []int32 // groups of degree d are byDeg[degStart[d]:degStart[d+1]]
 	degPos   []int32 // group -> position in byDeg
 	pOff     []int64 // list r is entries [pOff[r], pOff[r+1])
-	pG       []int32 // group of the entry
-	pD       []int32 // degree of the group
-	pQ       []int32 // position of the feature in the group's list
-	// pSig and pLig are the signatures of the entry's group (see sig).
-	pSig, pLig []uint64
+	ent      []entry // the lists, one after the other
+	sbOff    []int64 // list r's sub-blocks are sb[sbOff[r]:sbOff[r+1]], the last a sentinel
+	sb       []subBlock
 	// heavyFrom is the first rank of the (up to) 64 most frequent features.
 	heavyFrom int32
 	// entryPos[gOff[g]+q] is where group g's q-th feature sits in the lists.
@@ -59,11 +57,7 @@ func buildPostings(x *index) *postings {
 	for r := 0; r < x.ncols; r++ {
 		P.pOff[r+1] += P.pOff[r]
 	}
-	P.pG = make([]int32, entries)
-	P.pD = make([]int32, entries)
-	P.pQ = make([]int32, entries)
-	P.pSig = make([]uint64, entries)
-	P.pLig = make([]uint64, entries)
+	P.ent = make([]entry, entries)
 	P.heavyFrom = int32(max(x.ncols-64, 0))
 	P.entryPos = make([]int64, entries)
 	fill := append([]int64(nil), P.pOff[:x.ncols]...)
@@ -79,13 +73,42 @@ func buildPostings(x *index) *postings {
 				r := x.gFeat[e]
 				pos := fill[r]
 				fill[r]++
-				P.pG[pos], P.pD[pos], P.pQ[pos] = g, d, q
-				P.pSig[pos], P.pLig[pos] = gsig[2*g], gsig[2*g+1]
+				P.ent[pos] = entry{g: g, d: d, q: q, sig: gsig[2*g], lig: gsig[2*g+1]}
 				P.entryPos[e] = pos
 			}
 		}
 	}
+	// Sub-blocks: runs of equal (degree, position) in each list, plus a
+	// sentinel per list.
+	P.sbOff = make([]int64, x.ncols+1)
+	for r := 0; r < x.ncols; r++ {
+		lo, hi := P.pOff[r], P.pOff[r+1]
+		for j := lo; j < hi; j++ {
+			if j == lo || P.ent[j].d != P.ent[j-1].d || P.ent[j].q != P.ent[j-1].q {
+				P.sb = append(P.sb, subBlock{start: j, d: P.ent[j].d, q: P.ent[j].q})
+			}
+		}
+		P.sb = append(P.sb, subBlock{start: hi, d: -1})
+		P.sbOff[r+1] = int64(len(P.sb))
+		last := int32(len(P.sb) - 1)
+		for i := last - 1; i >= int32(P.sbOff[r]); i-- {
+			if P.sb[i].d != P.sb[i+1].d {
+				P.sb[i].nextD = i + 1
+			} else {
+				P.sb[i].nextD = P.sb[i+1].nextD
+			}
+		}
+	}
 	return P
+}
+
+// subBlock is a run of entries of one list with equal degree and position,
+// from start to the next sub-block's start; nextD is the first sub-block
+// of the next larger degree.
+type subBlock struct {
+	start int64
+	d, q  int32
+	nextD int32
 }
 
 // sig returns the signatures of a rank-sorted feature list: heavy has bit
@@ -139,27 +162,12 @@ func nextSet(b []uint64, from, to int64) int64 {
 	return to
 }
 
-// blockEnd is the first index in [j, hi) whose value exceeds v, for s
-// ascending on that range (galloping then binary search).
-func blockEnd(s []int32, j, hi int64, v int32) int64 {
-	step := int64(1)
-	lo := j
-	for j+step < hi && s[j+step] <= v {
-		lo = j + step
-		step <<= 1
-	}
-	h := min(j+step, hi)
-	// s[lo] <= v (or lo == j), answer in (lo, h]
-	l, r := lo+1, h
-	for l < r {
-		mid := (l + r) >> 1
-		if s[mid] <= v {
-			l = mid + 1
-		} else {
-			r = mid
-		}
-	}
-	return l
+// entry is one posting: a group holding the list's feature, the group's
+// degree, the feature's position in it and the group's signatures, kept
+// together so a scan reads one stream.
+type entry struct {
+	g, d, q  int32
+	sig, lig uint64
 }
 
 // searcher is one worker's scratch space for Prefix queries.
@@ -170,7 +178,8 @@ type searcher struct {
 	mark  []uint32 // feature rank -> stamp of the last query holding it
 	stamp uint32
 	top   topK
-	cand  int64
+	cand  int64 // exact distance evaluations
+	scan  int64 // posting entries looked at
 }
 
 func newSearcher(x *index, P *postings) *searcher {
@@ -271,54 +280,53 @@ func (s *searcher) run(u int32, open *openSet) {
 	// share at most 1+min(a-p-1, d-q-1) features with u if p is the first
 	// feature they share (true for every group that can enter, when met).
 	for p := 0; p < a; p++ {
-		lo, hi := P.pOff[F[p]], P.pOff[F[p]+1]
-		for j := lo; j < hi; {
-			d := int(P.pD[j])
-			if d > D+a-2*p || a-p < (a+d-D+1)>>1 {
+		sbs := P.sb[P.sbOff[F[p]]:P.sbOff[F[p]+1]]
+		for bi := int32(0); bi < int32(len(sbs))-1; {
+			sb := &sbs[bi]
+			d, q := int(sb.d), int(sb.q)
+			need := (a + d - D + 1) >> 1
+			if d > D+a-2*p || a-p < need {
 				break // larger degrees fail too
 			}
-			dEnd := blockEnd(P.pD, j, hi, int32(d))
-			for j < dEnd {
-				q := int(P.pQ[j])
-				need := (a + d - D + 1) >> 1
-				if q > d-need || a-p < need || d > D+a-2*p {
+			if q > d-need {
+				bi = sb.nextD - int32(P.sbOff[F[p]])
+				continue
+			}
+			needS := (a + d - D + 2) >> 1
+			tiesOnly := q > d-needS || a-p < needS || d > D-1+a-2*p
+			end := sbs[bi+1].start
+			for b := sb.start; ; b++ {
+				if open != nil {
+					b = nextSet(open.post, b, end)
+				}
+				if b >= end {
 					break
 				}
-				needS := (a + d - D + 2) >> 1
-				tiesOnly := q > d-needS || a-p < needS || d > D-1+a-2*p
-				qEnd := blockEnd(P.pQ, j, dEnd, int32(q))
-				for b := j; ; b++ {
-					if open != nil {
-						b = nextSet(open.post, b, qEnd)
-					}
-					if b >= qEnd {
+				s.scan++
+				e := &P.ent[b]
+				v := e.g
+				if tiesOnly && lowLabel(v) > L {
+					break
+				}
+				// Overlap bound from the signatures alone (no access to v).
+				if overlapBound(a, hu, su, lu, d, e.sig, e.lig) < need {
+					continue
+				}
+				if seen[v] == st {
+					continue
+				}
+				seen[v] = st
+				oldD := D
+				verify(v)
+				if D != oldD {
+					needS = (a + d - D + 2) >> 1
+					tiesOnly = q > d-needS || a-p < needS || d > D-1+a-2*p
+					if need = (a + d - D + 1) >> 1; q > d-need || a-p < need {
 						break
-					}
-					v := P.pG[b]
-					if tiesOnly && lowLabel(v) > L {
-						break
-					}
-					// Overlap bound from the signatures alone (no access to v).
-					if overlapBound(a, hu, su, lu, d, P.pSig[b], P.pLig[b]) < need {
-						continue
-					}
-					if seen[v] == st {
-						continue
-					}
-					seen[v] = st
-					oldD := D
-					verify(v)
-					if D != oldD {
-						needS = (a + d - D + 2) >> 1
-						tiesOnly = q > d-needS || a-p < needS || d > D-1+a-2*p
-						if need = (a + d - D + 1) >> 1; q > d-need || a-p < need {
-							break
-						}
 					}
 				}
-				j = qEnd
 			}
-			j = dEnd
+			bi++
 		}
 	}
 
