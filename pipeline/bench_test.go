@@ -1,0 +1,147 @@
+package pipeline
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/importer"
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+var (
+	benchRows  = flag.Int64("pipeline_rows", 1_000_000, "rows of the generated user lists in BenchmarkUserLists")
+	benchWhole = flag.Bool("pipeline_whole", false, "BenchmarkDBLP also solves dblp whole in one process and reports the Jaccard gap")
+)
+
+// peakRSSMB is this process's peak resident set (VmHWM) in MB.
+func peakRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func dataDir(tb testing.TB) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return filepath.Join(wd, "..", "..", "shared", "data", "raw")
+}
+
+// writeParts writes m as parts Parquet files of 64Ki-row groups.
+func writeParts(tb testing.TB, dir string, m *matrix.Matrix, parts int) string {
+	n := m.NumRows()
+	for j := 0; j < parts; j++ {
+		lo, hi := j*n/parts, (j+1)*n/parts
+		w, err := matrix.Create(filepath.Join(dir, fmt.Sprintf("in-%03d.parquet", j)), matrix.WriterOptions{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for i := lo; i < hi; i++ {
+			if err := w.Write(m.Users[i], m.Row(i)); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "in-*.parquet")
+}
+
+func runBench(b *testing.B, p Params) *Result {
+	b.Helper()
+	var res *Result
+	for i := 0; i < b.N; i++ {
+		p := p
+		p.Output = filepath.Join(b.TempDir(), "out")
+		var err error
+		start := time.Now()
+		res, err = Run(context.Background(), p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "wall_s")
+	}
+	r := res.Report
+	b.ReportMetric(float64(r.Rows)/r.Pipeline.Seconds, "rows/s")
+	b.ReportMetric(r.Jaccard, "jaccard")
+	b.ReportMetric(float64(r.Pipeline.Chunks), "chunks")
+	b.ReportMetric(r.Solve.Seconds/float64(max(1, r.Pipeline.Chunks)), "solve_s/chunk")
+	b.ReportMetric(peakRSSMB(), "peakRSS_MB")
+	b.Logf("%s: %d rows, %d chunks (rows %.0f±%.0f, min %d), J=%.4f, valid=%v, %.1fs pipeline, %.1fs solving in total, peak RSS %.0f MB",
+		r.Pipeline.Runner, r.Rows, r.Pipeline.Chunks, r.Pipeline.ChunkRows.Mean, r.Pipeline.ChunkRows.Stddev,
+		r.Pipeline.ChunkRows.Min, r.Jaccard, r.Valid, r.Pipeline.Seconds, r.Solve.Seconds, peakRSSMB())
+	return res
+}
+
+// BenchmarkDBLP runs com-DBLP (317,080 rows) through the pipeline on prism
+// at k=8, smooth, chunk size 1e5. With -pipeline_whole it also solves the
+// whole data set in one process and reports the Jaccard gap (target < 0.01).
+// Targets: ≤ 90 s, ≤ 3 GB RSS (run alone: -run '^$' -bench DBLP -benchtime 1x).
+func BenchmarkDBLP(b *testing.B) {
+	path := filepath.Join(dataDir(b), "com-dblp.ungraph.noheader.txt.gz")
+	if _, err := os.Stat(path); err != nil {
+		b.Skipf("real data set not available (%v); it lives in ../shared/data/raw", err)
+	}
+	m, _, err := importer.Import("edges", path, importer.Options{Undirected: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	input := writeParts(b, b.TempDir(), m, 4)
+	b.ResetTimer()
+	res := runBench(b, Params{Input: input, K: 8, ChunkSize: 100_000, Seed: 1})
+	if *benchWhole {
+		b.StopTimer()
+		start := time.Now()
+		whole, err := solver.Solve(context.Background(), m, solver.Params{K: 8, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep, err := verify.Check(m, whole.Release, verify.Params{K: 8, Mode: verify.Smooth})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(rep.Jaccard, "whole_jaccard")
+		b.ReportMetric(rep.Jaccard-res.Report.Jaccard, "jaccard_gap")
+		b.Logf("whole-dataset solve: J=%.4f in %.1fs; pipeline J=%.4f; gap %.4f", rep.Jaccard,
+			time.Since(start).Seconds(), res.Report.Jaccard, rep.Jaccard-res.Report.Jaccard)
+	}
+}
+
+// BenchmarkUserLists runs -pipeline_rows (default 1e6) generated power-law
+// user lists (1e6 columns, mean degree 10) through the pipeline on prism,
+// k=8 smooth, chunk size 1e5.
+func BenchmarkUserLists(b *testing.B) {
+	dir := b.TempDir()
+	w, err := matrix.Create(filepath.Join(dir, "in.parquet"), matrix.WriterOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := gen.UserLists(w, gen.UserListsParams{Rows: *benchRows, Columns: 1_000_000, MeanDegree: 10, Zipf: 1.1, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	runBench(b, Params{Input: filepath.Join(dir, "in.parquet"), K: 8, ChunkSize: 100_000, Seed: 1})
+}

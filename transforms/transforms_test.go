@@ -1,0 +1,326 @@
+package transforms
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/smoothanon/smoothanon/lsh"
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+func TestCodersRoundTrip(t *testing.T) {
+	rows := []Row{{User: "", Features: nil}, {User: "u1", Features: []uint32{0, 1, 7, math.MaxUint32}}, {User: "ü\x00x", Features: []uint32{5}}}
+	for _, r := range rows {
+		got, err := decRow(encRow(r))
+		if err != nil || got.User != r.User || len(got.Features) != len(r.Features) || (len(r.Features) > 0 && !reflect.DeepEqual(got.Features, r.Features)) {
+			t.Errorf("Row %+v -> %+v, %v", r, got, err)
+		}
+		sr := SigRow{Sig: lsh.New(3).Sign(r.Features), Row: r}
+		gs, err := decSigRow(encSigRow(sr))
+		if err != nil || gs.Sig != sr.Sig || gs.Row.User != r.User || len(gs.Row.Features) != len(r.Features) {
+			t.Errorf("SigRow %+v -> %+v, %v", sr, gs, err)
+		}
+		or := OutRow{User: r.User, In: r.Features, Out: []uint32{2, 9}}
+		g3, err := decOutRow(encOutRow(or))
+		if err != nil || g3.User != or.User || !reflect.DeepEqual(g3.Out, or.Out) || len(g3.In) != len(or.In) {
+			t.Errorf("OutRow %+v -> %+v, %v", or, g3, err)
+		}
+	}
+	c := ClassAcc{Rows: 5, Out: []uint32{1, 4}, Hits: []int64{5, 2}, Collisions: 1}
+	if got, err := decClassAcc(encClassAcc(c)); err != nil || !reflect.DeepEqual(got, c) {
+		t.Errorf("ClassAcc %+v -> %+v, %v", c, got, err)
+	}
+	g := RowGroup{File: "/a/b.parquet", Group: 12}
+	if got, err := decRowGroup(encRowGroup(g)); err != nil || got != g {
+		t.Errorf("RowGroup %+v -> %+v, %v", g, got, err)
+	}
+	if _, err := decRow(encRow(rows[1])[:3]); err == nil {
+		t.Error("truncated Row decoded without error")
+	}
+	if _, err := decRow(append(encRow(rows[1]), 0)); err == nil {
+		t.Error("Row with trailing bytes decoded without error")
+	}
+}
+
+func TestCheckParams(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want string // "" = valid
+	}{
+		{"chunk ok", checkChunkParams(ChunkParams{ChunkSize: 100, MinRows: 16, K: 8}), ""},
+		{"chunk k", checkChunkParams(ChunkParams{ChunkSize: 100, MinRows: 16, K: 1}), "k=1"},
+		{"chunk min rows", checkChunkParams(ChunkParams{ChunkSize: 100, MinRows: 4, K: 8}), "min rows 4"},
+		{"chunk size", checkChunkParams(ChunkParams{ChunkSize: 10, MinRows: 16, K: 8}), "chunk size 10"},
+		{"chunk samples", checkChunkParams(ChunkParams{ChunkSize: 100, MinRows: 16, K: 8, SamplesPerChunk: -1}), "samples per chunk -1"},
+		{"write ok", checkWriteParams(WriteParams{Dir: "x"}), ""},
+		{"write dir", checkWriteParams(WriteParams{}), "no output directory"},
+		{"write shards", checkWriteParams(WriteParams{Dir: "x", Shards: -2}), "shards -2"},
+		{"write per shard", checkWriteParams(WriteParams{Dir: "x", RowsPerShard: -3}), "rows per shard -3"},
+		{"write row groups", checkWriteParams(WriteParams{Dir: "x", RowGroupRows: -4}), "row group rows -4"},
+		{"verify ok", checkVerifyParams(VerifyParams{K: 2}), ""},
+		{"verify k", checkVerifyParams(VerifyParams{K: 0}), "0"},
+		{"publish ok", checkPublishParams(PublishParams{Staging: "s", Output: "o", K: 2}), ""},
+		{"publish staging", checkPublishParams(PublishParams{Output: "o", K: 2}), "no staging"},
+		{"publish output", checkPublishParams(PublishParams{Staging: "s", K: 2}), "no output"},
+		{"publish same", checkPublishParams(PublishParams{Staging: "a/o", Output: "a/./o", K: 2}), "both"},
+		{"solve ok", checkSolveParams(SolveParams{K: 4}), ""},
+		{"solve workers", checkSolveParams(SolveParams{K: 4, Workers: -1}), "workers -1"},
+	}
+	for _, c := range cases {
+		if c.want == "" {
+			if c.err != nil {
+				t.Errorf("%s: %v", c.name, c.err)
+			}
+			continue
+		}
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: err %v, want it to mention %q", c.name, c.err, c.want)
+		}
+	}
+}
+
+func TestSampleThreshold(t *testing.T) {
+	if got := sampleThreshold(1000, 100, 128); got != math.MaxUint64 {
+		t.Errorf("small input: threshold %x, want all rows", got)
+	}
+	// 1e7 rows, chunks of 1e5: 100 chunks × 128 = 12800 samples, rate 1.28e-3.
+	got := float64(sampleThreshold(1e7, 1e5, 128)) / math.MaxUint64
+	if math.Abs(got-1.28e-3) > 1e-9 {
+		t.Errorf("rate %g, want 1.28e-3", got)
+	}
+	if numChunks(50, 100) != 1 || numChunks(250, 100) != 2 {
+		t.Error("numChunks must round down and be at least 1")
+	}
+}
+
+func TestBoundsAndChunkOf(t *testing.T) {
+	var keys [][]byte
+	for i := 99; i >= 0; i-- {
+		keys = append(keys, []byte{byte(i)})
+	}
+	b := computeBounds(keys, 4)
+	want := [][]byte{{25}, {50}, {75}}
+	if !reflect.DeepEqual(b.Keys, want) {
+		t.Fatalf("bounds %v, want %v", b.Keys, want)
+	}
+	for _, c := range []struct {
+		key  byte
+		want int64
+	}{{0, 0}, {24, 0}, {25, 1}, {49, 1}, {50, 2}, {99, 3}} {
+		if got := chunkOf(b, []byte{c.key}); got != c.want {
+			t.Errorf("chunkOf(%d) = %d, want %d", c.key, got, c.want)
+		}
+	}
+	if got := computeBounds([][]byte{{1}, {1}, {1}, {1}}, 4); len(got.Keys) != 1 {
+		t.Errorf("repeated sample keys gave bounds %v, want one", got.Keys)
+	}
+	if got := computeBounds(nil, 3); len(got.Keys) != 0 {
+		t.Errorf("empty sample gave bounds %v", got.Keys)
+	}
+	// SortKey orders by signature, then user.
+	a := SigRow{Sig: lsh.Signature{1}, Row: Row{User: "b"}}
+	c := SigRow{Sig: lsh.Signature{1}, Row: Row{User: "c"}}
+	d := SigRow{Sig: lsh.Signature{2}, Row: Row{User: "a"}}
+	if bytes.Compare(a.SortKey(), c.SortKey()) >= 0 || bytes.Compare(c.SortKey(), d.SortKey()) >= 0 {
+		t.Error("SortKey order is not (signature, user)")
+	}
+}
+
+func TestMergeChunks(t *testing.T) {
+	cases := []struct {
+		name  string
+		sizes map[int64]int64
+		min   int64
+		want  map[int64]int64
+	}{
+		{"all big", map[int64]int64{0: 20, 1: 30}, 16, map[int64]int64{0: 0, 1: 1}},
+		{"small middle", map[int64]int64{0: 20, 1: 5, 2: 12, 3: 40}, 16, map[int64]int64{0: 0, 1: 1, 2: 1, 3: 3}},
+		{"small last", map[int64]int64{0: 20, 1: 30, 2: 3}, 16, map[int64]int64{0: 0, 1: 1, 2: 1}},
+		{"all small", map[int64]int64{0: 3, 2: 4}, 16, map[int64]int64{0: 0, 2: 0}},
+		{"gaps", map[int64]int64{3: 16, 7: 16}, 16, map[int64]int64{3: 3, 7: 7}},
+	}
+	for _, c := range cases {
+		if got := mergeChunks(c.sizes, c.min); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestJudgeClass(t *testing.T) {
+	a := ClassAcc{Rows: 1, Out: []uint32{1, 2}, Hits: []int64{1, 0}}
+	b := ClassAcc{Rows: 1, Out: []uint32{1, 2}, Hits: []int64{1, 1}}
+	m := mergeClass(mergeClass(a, b), ClassAcc{Rows: 2, Out: []uint32{1, 2}, Hits: []int64{0, 0}})
+	if m.Rows != 4 || !reflect.DeepEqual(m.Hits, []int64{2, 1}) {
+		t.Fatalf("merged %+v", m)
+	}
+	var st Stats
+	judgeClass(&st, m, 4, verify.Smooth)
+	// feature 1 held by 2 of 4 (a tie is fine), feature 2 by 1 of 4 (violation).
+	if st.Classes != 1 || st.SmallClasses != 0 || st.MajorityViolations != 1 || len(st.Problems) != 1 {
+		t.Errorf("smooth: %+v", st)
+	}
+	st = Stats{}
+	judgeClass(&st, m, 5, verify.NonSmooth)
+	if st.SmallClasses != 1 || st.MajorityViolations != 0 {
+		t.Errorf("nonsmooth k=5: %+v", st)
+	}
+	coll := mergeClass(a, ClassAcc{Rows: 3, Out: []uint32{9}, Hits: []int64{3}})
+	if coll.Rows != 1 || coll.Collisions != 3 {
+		t.Errorf("collision merge %+v", coll)
+	}
+}
+
+func TestBuildReport(t *testing.T) {
+	ok := Stats{InputRows: 10, Rows: 10, RowsWritten: 10, EntriesIn: 40, EntriesOut: 36, Kept: 30, Created: 6,
+		Classes: 2, Chunks: 1}
+	ok.ClassSize.Add(4)
+	ok.ClassSize.Add(6)
+	r := BuildReport(ok, 4, verify.Smooth)
+	if !r.Valid || r.Suppressed != 10 || math.Abs(r.Jaccard-30.0/46) > 1e-12 || r.MinClass != 4 || r.ClassSize.Mean != 5 {
+		t.Errorf("valid stats: %+v", r)
+	}
+	bad := []struct {
+		edit func(*Stats)
+		mode verify.Mode
+		want string
+	}{
+		{func(s *Stats) { s.SmallClasses = 1 }, verify.Smooth, "smaller than k"},
+		{func(s *Stats) { s.MajorityViolations = 2 }, verify.Smooth, "majority"},
+		{func(s *Stats) {}, verify.NonSmooth, "created"},
+		{func(s *Stats) { s.RowsWritten = 9 }, verify.Smooth, "9 rows written"},
+		{func(s *Stats) { s.Rows = 9 }, verify.Smooth, "9 rows released"},
+		{func(s *Stats) { s.DuplicateUsers = 1 }, verify.Smooth, "repeated user"},
+		{func(s *Stats) { s.HashCollisions = 1 }, verify.Smooth, "collide"},
+	}
+	for _, c := range bad {
+		s := ok
+		c.edit(&s)
+		r := BuildReport(s, 4, c.mode)
+		if r.Valid || !strings.Contains(strings.Join(r.Problems, "|"), c.want) {
+			t.Errorf("want invalid with %q, got valid=%v %q", c.want, r.Valid, r.Problems)
+		}
+	}
+}
+
+func TestMergeStatsOrderFree(t *testing.T) {
+	a := Stats{Rows: 1, Shards: []int64{3}, Problems: []string{"b"}}
+	a.ChunkRows.Add(5)
+	b := Stats{Rows: 2, Shards: []int64{1}, Problems: []string{"a"}}
+	b.ChunkRows.Add(7)
+	x, y := mergeStats(a, b), mergeStats(b, a)
+	if !reflect.DeepEqual(x, y) || x.Rows != 3 || !reflect.DeepEqual(x.Shards, []int64{1, 3}) || x.ChunkRows.Min != 5 || x.ChunkRows.Max != 7 {
+		t.Errorf("mergeStats not symmetric: %+v vs %+v", x, y)
+	}
+	var many Stats
+	for i := 0; i < MaxProblems+5; i++ {
+		many.problem(string(rune('a' + i)))
+	}
+	if len(many.Problems) != MaxProblems || many.MoreProblems != 5 {
+		t.Errorf("%d problems kept, %d more", len(many.Problems), many.MoreProblems)
+	}
+}
+
+func TestPublishDir(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name, content string) string {
+		d := filepath.Join(dir, name)
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "f"), []byte(content), 0o644)
+		return d
+	}
+	out := filepath.Join(dir, "out")
+	if err := PublishDir(mk("r1", "one"), out, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := PublishDir(mk("r2", "two"), out, false); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("publishing over a release: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "f")); string(b) != "one" {
+		t.Fatalf("refused publish changed the output: %q", b)
+	}
+	if err := PublishDir(filepath.Join(dir, "r2"), out, true); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "f")); string(b) != "two" {
+		t.Fatalf("overwrite: %q", b)
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	if err := PublishDir(mk("r3", "three"), empty, false); err != nil {
+		t.Fatalf("publishing onto an empty dir: %v", err)
+	}
+	if err := CheckOutput(out, false); err == nil {
+		t.Error("CheckOutput accepted a non-empty output")
+	}
+	if err := CheckOutput(filepath.Join(dir, "new"), false); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestWriteShardRetry runs the same shard twice (a retried bundle): the
+// file is rewritten whole, with neither duplicated nor lost rows.
+func TestWriteShardRetry(t *testing.T) {
+	dir := t.TempDir()
+	rows := []Row{{User: "c", Features: []uint32{3}}, {User: "a", Features: []uint32{1, 2}}, {User: "b"}}
+	fn := &writeShardFn{Dir: dir, Shards: 2}
+	var stats []Stats
+	for try := 0; try < 2; try++ {
+		i := 0
+		iter := func(r *Row) bool {
+			if i == len(rows) {
+				return false
+			}
+			*r = rows[i]
+			i++
+			return true
+		}
+		if err := fn.ProcessElement(context.Background(), 1, iter, 3, func(s Stats) { stats = append(stats, s) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, _, err := matrix.ReadMatrix(filepath.Join(dir, ShardName(1, 2)), matrix.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m.Users, []string{"a", "b", "c"}) || m.NumEntries() != 3 {
+		t.Errorf("shard holds %v (%d entries), want a b c sorted, 3 entries", m.Users, m.NumEntries())
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	if len(files) != 1 || len(hidden) != 0 {
+		t.Errorf("dir holds %v %v, want the one shard", files, hidden)
+	}
+	if err := writeEmptyShards(dir, []int64{1}, 2); err != nil {
+		t.Fatal(err)
+	}
+	f, err := matrix.OpenFile(filepath.Join(dir, ShardName(0, 2)))
+	if err != nil {
+		t.Fatalf("empty shard: %v", err)
+	}
+	defer f.Close()
+	if f.NumRows() != 0 {
+		t.Errorf("empty shard holds %d rows", f.NumRows())
+	}
+}
+
+func TestDist(t *testing.T) {
+	var a, b Dist
+	for _, v := range []int64{2, 4} {
+		a.Add(v)
+	}
+	b.Add(6)
+	a.Merge(b)
+	a.Merge(Dist{})
+	p := a.Proto()
+	if p.Count != 3 || p.Sum != 12 || p.Min != 2 || p.Max != 6 || p.Mean != 4 || math.Abs(p.Stddev-math.Sqrt(8.0/3)) > 1e-12 {
+		t.Errorf("%+v", p)
+	}
+}
