@@ -327,3 +327,46 @@ func BenchmarkFacilitiesUserLists(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) { benchMeyerson(b, userLists(n, 1)) })
 	}
 }
+
+// checkFacilitiesAtScale opens and closes random rows of m and compares
+// sampled Nearest answers with a scan of the open rows.
+func checkFacilitiesAtScale(t *testing.T, m *matrix.Matrix, opts Options, seed uint64) {
+	t.Helper()
+	f := NewFacilities(m, opts)
+	r := rand.New(rand.NewPCG(seed, 2))
+	n := m.NumRows()
+	open := map[int32]bool{}
+	for round, adds := range []int{n / 200, n / 20, -n / 40} {
+		for a := 0; a < max(adds, -adds); a++ {
+			row := int32(r.IntN(n))
+			if adds > 0 {
+				f.Add(row)
+				open[row] = true
+			} else {
+				f.Remove(row)
+				delete(open, row)
+			}
+		}
+		for s := 0; s < 100; s++ {
+			row := int32(r.IntN(n))
+			fac, dist, ok := f.Nearest(row)
+			wf, wd := int32(-1), int32(0)
+			for o := range open {
+				d := hamming(m.Row(int(row)), m.Row(int(o)))
+				if wf < 0 || d < wd || d == wd && o < wf {
+					wf, wd = o, d
+				}
+			}
+			if !ok || fac != wf || dist != wd {
+				t.Fatalf("%s round %d: Nearest(%d) = %d,%d,%v want %d,%d", f.Strategy(), round, row, fac, dist, ok, wf, wd)
+			}
+		}
+	}
+}
+
+func TestFacilitiesAtScale(t *testing.T) {
+	checkFacilitiesAtScale(t, userLists(20000, 3), Options{}, 1)
+	m := loadAdult(t) // skips when the data set is absent
+	checkFacilitiesAtScale(t, m, Options{}, 2)
+	checkFacilitiesAtScale(t, m, Options{Strategy: Prefix}, 3)
+}

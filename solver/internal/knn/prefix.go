@@ -90,12 +90,12 @@ func buildPostings(x *index) *postings {
 		}
 		P.sb = append(P.sb, subBlock{start: hi, d: -1})
 		P.sbOff[r+1] = int64(len(P.sb))
-		last := int32(len(P.sb) - 1)
-		for i := last - 1; i >= int32(P.sbOff[r]); i-- {
-			if P.sb[i].d != P.sb[i+1].d {
-				P.sb[i].nextD = i + 1
+		list := P.sb[P.sbOff[r]:]
+		for i := len(list) - 2; i >= 0; i-- {
+			if list[i].d != list[i+1].d {
+				list[i].nextD = int32(i + 1)
 			} else {
-				P.sb[i].nextD = P.sb[i+1].nextD
+				list[i].nextD = list[i+1].nextD
 			}
 		}
 	}
@@ -104,7 +104,7 @@ func buildPostings(x *index) *postings {
 
 // subBlock is a run of entries of one list with equal degree and position,
 // from start to the next sub-block's start; nextD is the first sub-block
-// of the next larger degree.
+// of the next larger degree, counted from the start of the list.
 type subBlock struct {
 	start int64
 	d, q  int32
@@ -289,7 +289,7 @@ func (s *searcher) run(u int32, open *openSet) {
 				break // larger degrees fail too
 			}
 			if q > d-need {
-				bi = sb.nextD - int32(P.sbOff[F[p]])
+				bi = sb.nextD
 				continue
 			}
 			needS := (a + d - D + 2) >> 1
