@@ -473,15 +473,25 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 					}
 				}
 				tried = tried[:0]
-				for _, t := range top {
-					try(t.c)
-					tried = append(tried, t.c)
-				}
-				// The clusters of the user's nearest neighbours.
-				for _, v := range s.nbr[int(u)*s.nbrK : int(u+1)*s.nbrK] {
-					if c := cl[v]; !slices.Contains(tried, c) {
-						try(c)
+				consider := func(c int32) {
+					if !slices.Contains(tried, c) {
 						tried = append(tried, c)
+						try(c)
+					}
+				}
+				for _, t := range top {
+					consider(t.c)
+				}
+				// Clusters of identical users and of the nearest points.
+				for _, v := range pr.users(p)[:min(len(pr.users(p)), 8)] {
+					consider(cl[v])
+				}
+				for _, q := range pr.neighbours(p) {
+					if q < 0 {
+						break
+					}
+					for _, v := range pr.users(q)[:min(len(pr.users(q)), 4)] {
+						consider(cl[v])
 					}
 				}
 				if best < 0 {

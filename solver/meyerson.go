@@ -2,43 +2,201 @@ package solver
 
 import (
 	"container/heap"
-	"github.com/smoothanon/smoothanon/solver/internal/knn"
 	"math/rand/v2"
-	"slices"
 	"sort"
 	"sync"
 )
 
-// facilityCosts returns, per canonical user, the opening cost of a
-// facility at it: 2α/(1−α) (α = 1/β) times the sum of the distances to its
-// βk nearest other users (exact, knn.KNearest; all other users when there
-// are fewer). A zero sum gives cost 0 even when the factor is infinite.
-func (s *state) facilityCosts() ([]float64, error) {
-	g, st, err := knn.KNearest(s.canon, s.p.K*s.p.Beta, knn.Options{Workers: s.p.Workers})
-	if err != nil {
-		return nil, err
+// facSet is a set of facilities (each at a point) with exact nearest-open
+// queries through an inverted index over the facilities' features.
+// Facilities are numbered in opening order; ties in distance go to the lower
+// number.
+type facSet struct {
+	pr      *problem
+	point   []int32   // facility -> point
+	closed  []bool    // facility -> closed
+	post    [][]int32 // dense feature -> facilities holding it, increasing
+	cnt     []int32   // scratch per facility
+	touched []int32
+	// Minimum (degree, facility) over blocks of 64 facilities, for the
+	// facilities sharing no feature with a query (distance deg p + deg f).
+	blkDeg []int32
+	blkArg []int32
+	// byDeg lists facilities by (degree, number) for queries after
+	// closing starts; lo skips closed ones.
+	byDeg []int32
+	lo    int
+}
+
+const blk = 64
+
+func newFacSet(pr *problem) *facSet {
+	fs := &facSet{pr: pr}
+	if pr.bits == nil {
+		fs.post = make([][]int32, pr.nf)
 	}
-	s.strategy = st.Strategy
-	s.nbr, s.nbrK = g.Idx, g.K
-	factor := openingFactor(s.p.Beta)
-	cost := make([]float64, s.pr.n)
-	for u := range cost {
-		_, dist := g.Row(u)
-		sum := 0
-		for _, d := range dist {
-			sum += int(d)
+	return fs
+}
+
+func (fs *facSet) len() int { return len(fs.point) }
+
+func (fs *facSet) add(p int32) int32 {
+	id := int32(len(fs.point))
+	fs.point = append(fs.point, p)
+	fs.closed = append(fs.closed, false)
+	fs.cnt = append(fs.cnt, 0)
+	if fs.pr.bits != nil {
+		return id // queries scan bitsets
+	}
+	for _, f := range fs.pr.row(p) {
+		fs.post[f] = append(fs.post[f], id)
+	}
+	d := fs.pr.deg(p)
+	if int(id)%blk == 0 {
+		fs.blkDeg = append(fs.blkDeg, d)
+		fs.blkArg = append(fs.blkArg, id)
+	} else if b := len(fs.blkDeg) - 1; d < fs.blkDeg[b] {
+		fs.blkDeg[b], fs.blkArg[b] = d, id
+	}
+	return id
+}
+
+// better orders candidates by (distance, facility).
+func better(d, f, bd, bf int32) bool {
+	return bf < 0 || d < bd || (d == bd && f < bf)
+}
+
+// nearestFrom returns the nearest facility numbered ≥ t (all open; used
+// while only adding), or -1.
+func (fs *facSet) nearestFrom(p int32, t int32) (int32, int32) {
+	pr := fs.pr
+	if pr.bits != nil {
+		return fs.scan(p, t)
+	}
+	dp := pr.deg(p)
+	bf, bd := int32(-1), int32(0)
+	for _, f := range pr.row(p) {
+		l := fs.post[f]
+		i := 0
+		if t > 0 {
+			i = sort.Search(len(l), func(i int) bool { return l[i] >= t })
 		}
-		if sum > 0 {
-			cost[u] = factor * float64(sum)
+		for _, g := range l[i:] {
+			if fs.cnt[g] == 0 {
+				fs.touched = append(fs.touched, g)
+			}
+			fs.cnt[g]++
 		}
 	}
-	return cost, nil
+	for _, g := range fs.touched {
+		d := dp + pr.deg(fs.point[g]) - 2*fs.cnt[g]
+		if better(d, g, bd, bf) {
+			bf, bd = g, d
+		}
+		fs.cnt[g] = 0
+	}
+	fs.touched = fs.touched[:0]
+	// Facilities sharing nothing: minimum degree over [t, len).
+	n := int32(len(fs.point))
+	mf := int32(-1)
+	md := int32(0)
+	consider := func(g int32, d int32) {
+		if mf < 0 || d < md || (d == md && g < mf) {
+			mf, md = g, d
+		}
+	}
+	g := t
+	for ; g < n && g%blk != 0; g++ {
+		consider(g, pr.deg(fs.point[g]))
+	}
+	for b := g / blk; b < int32(len(fs.blkDeg)); b++ {
+		consider(fs.blkArg[b], fs.blkDeg[b])
+	}
+	if mf >= 0 && better(dp+md, mf, bd, bf) {
+		bf, bd = mf, dp+md
+	}
+	return bf, bd
+}
+
+// scan is the brute-force nearest open facility numbered ≥ t, by bitsets.
+func (fs *facSet) scan(p int32, t int32) (int32, int32) {
+	pr := fs.pr
+	bp := pr.bitsOf(p)
+	bf, bd := int32(-1), int32(0)
+	for g := t; g < int32(len(fs.point)); g++ {
+		if fs.closed[g] {
+			continue
+		}
+		if d := hamming(bp, pr.bitsOf(fs.point[g])); bf < 0 || d < bd {
+			bf, bd = g, d
+		}
+	}
+	return bf, bd
+}
+
+// startClosing prepares nearestOpen queries.
+func (fs *facSet) startClosing() {
+	fs.byDeg = make([]int32, len(fs.point))
+	for i := range fs.byDeg {
+		fs.byDeg[i] = int32(i)
+	}
+	sort.SliceStable(fs.byDeg, func(a, b int) bool {
+		return fs.pr.deg(fs.point[fs.byDeg[a]]) < fs.pr.deg(fs.point[fs.byDeg[b]])
+	})
+}
+
+func (fs *facSet) close(g int32) {
+	fs.closed[g] = true
+	for fs.lo < len(fs.byDeg) && fs.closed[fs.byDeg[fs.lo]] {
+		fs.lo++
+	}
+}
+
+// nearestOpen returns the nearest open facility to point p, or -1.
+func (fs *facSet) nearestOpen(p int32) (int32, int32) {
+	pr := fs.pr
+	if pr.bits != nil {
+		return fs.scan(p, 0)
+	}
+	dp := pr.deg(p)
+	bf, bd := int32(-1), int32(0)
+	for _, f := range pr.row(p) {
+		for _, g := range fs.post[f] {
+			if fs.closed[g] {
+				continue
+			}
+			if fs.cnt[g] == 0 {
+				fs.touched = append(fs.touched, g)
+			}
+			fs.cnt[g]++
+		}
+	}
+	for _, g := range fs.touched {
+		d := dp + pr.deg(fs.point[g]) - 2*fs.cnt[g]
+		if better(d, g, bd, bf) {
+			bf, bd = g, d
+		}
+		fs.cnt[g] = 0
+	}
+	fs.touched = fs.touched[:0]
+	// The open facility of least degree (ties: lowest number) bounds every
+	// facility sharing nothing with p.
+	if fs.lo < len(fs.byDeg) {
+		// byDeg is stable, so this is the lowest-numbered open facility of
+		// least degree.
+		g := fs.byDeg[fs.lo]
+		dmin := pr.deg(fs.point[g])
+		if better(dp+dmin, g, bd, bf) {
+			bf, bd = g, dp+dmin
+		}
+	}
+	return bf, bd
 }
 
 // run is one Meyerson pass.
 type run struct {
-	fs     *knn.Facilities
-	assign []int32 // canonical user -> facility (the user it is at)
+	fs     *facSet
+	assign []int32 // canonical user -> facility
 	cost   float64
 	index  int
 }
@@ -48,7 +206,6 @@ type run struct {
 // the lowest restart.
 func (s *state) meyerson(cost []float64) (*run, error) {
 	R := s.p.Restarts
-	base := knn.NewFacilities(s.canon, knn.Options{Workers: s.p.Workers})
 	w := min(workers(s.p.Workers), R)
 	var mu sync.Mutex
 	var best *run
@@ -68,7 +225,7 @@ func (s *state) meyerson(cost []float64) (*run, error) {
 				if s.ctx.Err() != nil {
 					return
 				}
-				ru := s.meyersonOnce(base.Empty(), cost, r)
+				ru := s.meyersonOnce(cost, r)
 				mu.Lock()
 				if best == nil || ru.cost < best.cost || (ru.cost == best.cost && ru.index < best.index) {
 					best = ru
@@ -87,7 +244,7 @@ func (s *state) meyerson(cost []float64) (*run, error) {
 	return best, nil
 }
 
-func (s *state) meyersonOnce(fs *knn.Facilities, cost []float64, r int) *run {
+func (s *state) meyersonOnce(cost []float64, r int) *run {
 	pr := s.pr
 	rng := rand.New(rand.NewPCG(uint64(s.p.Seed), uint64(r)+0x9e3779b97f4a7c15))
 	order := make([]int32, pr.n)
@@ -95,24 +252,41 @@ func (s *state) meyersonOnce(fs *knn.Facilities, cost []float64, r int) *run {
 		order[i] = int32(i)
 	}
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	fs := newFacSet(pr)
+	// Per point: nearest facility among those numbered < upto.
+	cf := make([]int32, pr.np)
+	cd := make([]int32, pr.np)
+	upto := make([]int32, pr.np)
+	for i := range cf {
+		cf[i] = -1
+	}
 	ru := &run{fs: fs, assign: make([]int32, pr.n), index: r}
 	for _, u := range order {
-		g, d, ok := fs.Nearest(u)
+		p := pr.userPoint[u]
+		n := int32(fs.len())
+		if upto[p] < n {
+			g, d := fs.nearestFrom(p, upto[p])
+			if g >= 0 && better(d, g, cd[p], cf[p]) {
+				cf[p], cd[p] = g, d
+			}
+			upto[p] = n
+		}
+		g, d := cf[p], cd[p]
 		open := false
 		switch {
-		case !ok:
+		case g < 0:
 			open = true
 		case d == 0:
 			// Distance 0 joins, even when the opening cost is 0 (0/0).
-		case cost[u] == 0:
+		case cost[p] == 0:
 			open = true // min(1, d/0) = 1
 		default:
-			open = rng.Float64()*cost[u] < float64(d)
+			open = rng.Float64()*cost[p] < float64(d)
 		}
 		if open {
-			fs.Add(u)
-			g = u
-			ru.cost += cost[u]
+			g = fs.add(p)
+			ru.cost += cost[p]
+			cf[p], cd[p], upto[p] = g, 0, g+1
 		} else {
 			ru.cost += float64(d)
 		}
@@ -152,21 +326,19 @@ func (h *smallHeap) Pop() any {
 // returns the clusters (canonical users, increasing).
 func (s *state) closeSmall(ru *run) [][]int32 {
 	pr, fs, k := s.pr, ru.fs, int32(s.p.K)
-	members := make(map[int32][]int32)
+	F := fs.len()
+	members := make([][]int32, F)
 	for u, g := range ru.assign {
 		members[g] = append(members[g], int32(u))
 	}
-	facs := make([]int32, 0, len(members))
-	for g := range members {
-		facs = append(facs, g)
-	}
-	sort.Slice(facs, func(a, b int) bool { return facs[a] < facs[b] })
+	fs.startClosing()
 	h := &smallHeap{}
-	for _, g := range facs {
+	for g := 0; g < F; g++ {
 		if sz := int32(len(members[g])); sz < k {
-			heap.Push(h, [2]int32{g, sz})
+			heap.Push(h, [2]int32{int32(g), sz})
 		}
 	}
+	open := F
 	total := h.Len()
 	s.progress("close", 0, total)
 	target := make(map[int32]int32) // point -> facility, per closing
@@ -174,35 +346,36 @@ func (s *state) closeSmall(ru *run) [][]int32 {
 		e := heap.Pop(h).([2]int32)
 		g := e[0]
 		sz := int32(len(members[g]))
-		if !fs.IsOpen(g) || sz >= k {
+		if fs.closed[g] || sz >= k {
 			continue
 		}
 		if sz != e[1] {
 			heap.Push(h, [2]int32{g, sz})
 			continue
 		}
-		if fs.Len() == 1 {
+		if open == 1 {
 			break // cannot happen when k <= rows
 		}
-		fs.Remove(g)
+		fs.close(g)
+		open--
 		clear(target)
 		for _, u := range members[g] {
 			p := pr.userPoint[u]
 			t, ok := target[p]
 			if !ok {
-				t, _, _ = fs.Nearest(u)
+				t, _ = fs.nearestOpen(p)
 				target[p] = t
 			}
 			members[t] = append(members[t], u)
 		}
-		delete(members, g)
+		members[g] = nil
 	}
 	s.progress("close", total, total)
 	var out [][]int32
-	for _, g := range facs {
-		if mem, ok := members[g]; ok && fs.IsOpen(g) && len(mem) > 0 {
-			slices.Sort(mem)
-			out = append(out, mem)
+	for g := 0; g < F; g++ {
+		if !fs.closed[g] && len(members[g]) > 0 {
+			sort.Slice(members[g], func(a, b int) bool { return members[g][a] < members[g][b] })
+			out = append(out, members[g])
 		}
 	}
 	return out

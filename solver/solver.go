@@ -234,7 +234,7 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 		ClusterSize:     verify.Summarize(sizes),
 		FacilityCost:    s.facilityCost,
 		Seconds:         time.Since(start).Seconds(),
-		NeighbourSearch: "exact, knn " + s.strategy,
+		NeighbourSearch: s.pr.searchName(),
 	}
 	return res, nil
 }
@@ -278,15 +278,12 @@ func (s *state) progress(stage string, done, total int) {
 
 func (s *state) run() error {
 	pr := s.pr
-	s.progress("neighbours", 0, pr.n)
-	cost, err := s.facilityCosts()
-	if err != nil {
-		return err
-	}
+	s.progress("neighbours", 0, pr.np)
+	cost := pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), workers(s.p.Workers))
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	s.progress("neighbours", pr.n, pr.n)
+	s.progress("neighbours", pr.np, pr.np)
 	best, err := s.meyerson(cost)
 	if err != nil {
 		return err
