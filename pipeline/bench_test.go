@@ -38,7 +38,11 @@ func peakRSSMB() float64 {
 	return 0
 }
 
+// dataDir is ../shared/data/raw next to the repository, or $SMOOTHANON_DATA.
 func dataDir(tb testing.TB) string {
+	if d := os.Getenv("SMOOTHANON_DATA"); d != "" {
+		return d
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		tb.Fatal(err)

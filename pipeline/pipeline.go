@@ -142,6 +142,14 @@ func Inspect(spec string) (files []string, rows int64, err error) {
 
 // Build constructs the pipeline for files (sorted) writing into staging.
 func Build(p Params, files []string, staging string) *beam.Pipeline {
+	return build(p, files, staging, nil)
+}
+
+// tamperFunc rewrites the released rows between Solve and Verify/Write; only
+// tests use it, to prove that a bad release is caught and not published.
+type tamperFunc func(s beam.Scope, out beam.PCollection) beam.PCollection
+
+func build(p Params, files []string, staging string, tamper tamperFunc) *beam.Pipeline {
 	p = withDefaults(p)
 	files = append([]string(nil), files...)
 	sort.Strings(files)
@@ -151,6 +159,9 @@ func Build(p Params, files []string, staging string) *beam.Pipeline {
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K)})
 	out, chunkStats := transforms.Solve(s, chunks, transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed,
 		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Workers: p.Workers})
+	if tamper != nil {
+		out = tamper(s, out)
+	}
 	verified := transforms.Verify(s, out, transforms.VerifyParams{K: p.K, Mode: p.Mode})
 	written := transforms.Write(s, out, transforms.WriteParams{Dir: transforms.StagingRelease(staging), Shards: p.Shards})
 	all := transforms.CombineStats(s, []beam.PCollection{transforms.CountRows(s, rows), verified, written}, chunkStats)
@@ -176,6 +187,10 @@ var ErrVerification = transforms.ErrVerification
 // Run checks params and input, runs the pipeline, and returns the report.
 // The release appears at Output only if it verified.
 func Run(ctx context.Context, p Params) (*Result, error) {
+	return run(ctx, p, nil)
+}
+
+func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 	if err := CheckParams(p); err != nil {
 		return nil, &InputError{err}
 	}
@@ -215,7 +230,7 @@ func Run(ctx context.Context, p Params) (*Result, error) {
 	restore := setRunnerOptions(p)
 	defer restore()
 	start := time.Now()
-	pr, runErr := beam.Run(ctx, p.Runner, Build(p, files, staging))
+	pr, runErr := beam.Run(ctx, p.Runner, build(p, files, staging, tamper))
 	secs := time.Since(start).Seconds()
 
 	rep, repErr := transforms.ReadReport(transforms.StagingReport(staging))
