@@ -348,10 +348,12 @@ func (s *searcher) run(u int32, open *openSet) {
 			}
 			k := key | label(v)
 			if k >= t.bound() {
-				if open == nil {
-					break // later groups of this degree have larger labels
+				// Only a tie at D with a lower label could still enter;
+				// later groups of this degree have labels above lowLabel(v).
+				if lowLabel(v) > L {
+					break
 				}
-				continue // labels are lowest open rows: not monotone
+				continue
 			}
 			t.push(k)
 			refresh()
