@@ -287,10 +287,20 @@ func BenchmarkKNearestUserLists(b *testing.B) {
 }
 
 // benchMeyerson times one pass of Meyerson's online facility location as
-// the solver runs it: points in random order, each opens a facility with
+// the solver runs it, without and with UseNeighbours: points in random order, each opens a facility with
 // probability dist/cost (cost = 2 × the sum of its 2k nearest distances,
 // k = 8), else it is assigned to its nearest open facility.
 func benchMeyerson(b *testing.B, m *matrix.Matrix) {
+	for _, nb := range []bool{false, true} {
+		name := "search"
+		if nb {
+			name = "neighbours"
+		}
+		b.Run(name, func(b *testing.B) { benchMeyersonWith(b, m, nb) })
+	}
+}
+
+func benchMeyersonWith(b *testing.B, m *matrix.Matrix, useNeighbours bool) {
 	g, _, err := KNearest(m, 16, Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -304,6 +314,11 @@ func benchMeyerson(b *testing.B, m *matrix.Matrix) {
 		}
 	}
 	base := NewFacilities(m, Options{})
+	if useNeighbours {
+		if err := base.UseNeighbours(g); err != nil {
+			b.Fatal(err)
+		}
+	}
 	r := rand.New(rand.NewPCG(11, 12))
 	order := r.Perm(n)
 	b.ResetTimer()

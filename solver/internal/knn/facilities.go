@@ -34,6 +34,7 @@ type Facilities struct {
 type facShared struct {
 	x     *index
 	strat Strategy
+	nb    *Graph   // optional neighbour lists (UseNeighbours)
 	bits  []uint64 // Bitset
 	words int
 	P     *postings // Prefix
@@ -83,6 +84,21 @@ func newFacilities(sh *facShared) *Facilities {
 		f.s = newSearcher(x, sh.P)
 	}
 	return f
+}
+
+// UseNeighbours hands the facility set a KNearest graph of the same matrix
+// (any K), shared with every Empty copy; call it before the sets are used.
+// A query whose own neighbour list holds an open facility nearer than the
+// list's last distance is then answered from the list in O(K), and other
+// queries start the search from the best open neighbour. Answers do not
+// change.
+func (f *Facilities) UseNeighbours(g *Graph) error {
+	n := len(f.openRow)
+	if g == nil || g.K < 0 || len(g.Idx) != n*g.K || len(g.Dist) != n*g.K {
+		return fmt.Errorf("knn: neighbour graph does not fit the %d facility rows", n)
+	}
+	f.sh.nb = g
+	return nil
 }
 
 // Empty returns a new, empty facility set over the same matrix, sharing
@@ -191,12 +207,31 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 	if f.gCount[u] > 0 {
 		return f.minOpen[u], 0, true
 	}
+	seed := ^uint64(0)
+	if g := f.sh.nb; g != nil && g.K > 0 {
+		idx, dist := g.Row(int(row))
+		for i, j := range idx {
+			if f.openRow[j] {
+				// Every row nearer than the last listed distance is listed,
+				// so an open one below it is the answer (rows are listed by
+				// (distance, index), as ties are broken).
+				if dist[i] < dist[g.K-1] || g.K == x.rows-1 {
+					return j, dist[i], true
+				}
+				seed = uint64(dist[i])<<32 | uint64(j)
+				break
+			}
+		}
+	}
 	var best uint64
 	if f.sh.strat == Bitset {
-		best = f.nearestBitset(u)
+		best = min(seed, f.nearestBitset(u))
 	} else {
 		t := &f.s.top
 		t.reset(1)
+		if seed != ^uint64(0) {
+			t.push(seed) // a bound from the start; run may improve on it
+		}
 		f.s.run(u, f.open)
 		best = t.h[0]
 	}

@@ -218,10 +218,21 @@ func TestFacilitiesMatchReference(t *testing.T) {
 		m := randMatrix(r, c.n, c.cols, c.deg, c.dup, c.skew)
 		for _, s := range []Strategy{Bitset, Prefix} {
 			base := NewFacilities(m, Options{Strategy: s})
-			for rep := 0; rep < 2; rep++ {
+			for rep := 0; rep < 4; rep++ {
 				f := base
-				if rep == 1 {
+				switch rep {
+				case 1:
 					f = base.Empty()
+				case 2, 3:
+					f = NewFacilities(m, Options{Strategy: s})
+					g, _, err := KNearest(m, 1+3*(rep-2), Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := f.UseNeighbours(g); err != nil {
+						t.Fatal(err)
+					}
+					f = f.Empty()
 				}
 				open := map[int32]bool{}
 				for step := 0; step < 6*c.n; step++ {
@@ -243,7 +254,7 @@ func TestFacilitiesMatchReference(t *testing.T) {
 							}
 						}
 						if ok != wok || fac != wf || dist != wd {
-							t.Fatalf("%s/%v/step %d: Nearest(%d) = %d,%d,%v want %d,%d,%v", c.name, s, step, row, fac, dist, ok, wf, wd, wok)
+							t.Fatalf("%s/%v/rep %d/step %d: Nearest(%d) = %d,%d,%v want %d,%d,%v", c.name, s, rep, step, row, fac, dist, ok, wf, wd, wok)
 						}
 					}
 					if f.Len() != len(open) {
@@ -261,6 +272,21 @@ func TestFacilitiesMatchReference(t *testing.T) {
 					t.Fatal("Nearest on empty set reported ok")
 				}
 			}
+		}
+	}
+}
+
+func TestUseNeighboursChecksGraph(t *testing.T) {
+	m := randMatrix(rand.New(rand.NewPCG(7, 8)), 10, 5, 3, 0, false)
+	f := NewFacilities(m, Options{})
+	g, _, _ := KNearest(m, 3, Options{})
+	if err := f.UseNeighbours(g); err != nil {
+		t.Fatal(err)
+	}
+	short := &Graph{K: 3, Idx: g.Idx[:9], Dist: g.Dist[:9]}
+	for _, bad := range []*Graph{nil, short} {
+		if err := f.UseNeighbours(bad); err == nil || !strings.Contains(err.Error(), "10 facility rows") {
+			t.Errorf("UseNeighbours(%v) error = %v", bad, err)
 		}
 	}
 }

@@ -238,6 +238,7 @@ func (s *searcher) run(u int32, open *openSet) {
 			D, L = int(b>>32), int64(uint32(b))
 		}
 	}
+	refresh() // the caller may have offered keys already
 	// verify computes the exact distance of v and offers it, giving up as
 	// soon as v cannot reach the overlap it needs to enter.
 	verify := func(v int32) {
