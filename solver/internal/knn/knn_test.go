@@ -290,3 +290,26 @@ func TestUseNeighboursChecksGraph(t *testing.T) {
 		}
 	}
 }
+
+func TestAllRowsEmpty(t *testing.T) {
+	m := matrix.New(0, 0)
+	for i := 0; i < 6; i++ {
+		m.Append(fmt.Sprint(i), nil)
+	}
+	for _, s := range []Strategy{Bitset, Prefix} {
+		got, st, err := KNearest(m, 3, Options{Strategy: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Distinct != 1 || st.Columns != 0 {
+			t.Errorf("%v: stats %v", s, st)
+		}
+		compareGraphs(t, "empty rows "+s.String(), got, refKNearest(m, 3))
+		f := NewFacilities(m, Options{Strategy: s})
+		f.Add(4)
+		f.Add(2)
+		if fac, d, ok := f.Nearest(5); fac != 2 || d != 0 || !ok {
+			t.Errorf("%v: Nearest(5) = %d,%d,%v want 2,0,true", s, fac, d, ok)
+		}
+	}
+}
