@@ -234,15 +234,15 @@ func (sp *splitter) partition(members []int32, k int, mode verify.Mode) [][]int3
 // cstat is a cluster's feature counts for cost deltas.
 type cstat struct {
 	s   int32
-	h   map[int32]int32 // dense feature -> holders
-	byH []int32         // byH[h] = features with h holders (h ≥ 1)
+	h   fmap    // dense feature -> holders
+	byH []int32 // byH[h] = features with h holders (h ≥ 1)
 	// M = #{f: 2h > s} and W = #{f: 2h ≥ s}, kept up to date by bump and
 	// resize. #{h = s} and #{h = s−1} are read from byH.
 	M, W int32
 }
 
 func newCstat() cstat {
-	return cstat{h: make(map[int32]int32), byH: make([]int32, 2)}
+	return cstat{byH: make([]int32, 2)}
 }
 
 func (c *cstat) at(h int32) int32 {
@@ -254,7 +254,7 @@ func (c *cstat) at(h int32) int32 {
 
 // bump changes the holders of f by d (±1) at the current size.
 func (c *cstat) bump(f int32, d int32) {
-	h := c.h[f]
+	h := c.h.get(f)
 	if h > 0 {
 		c.byH[h]--
 		if 2*h > c.s {
@@ -266,7 +266,7 @@ func (c *cstat) bump(f int32, d int32) {
 	}
 	h += d
 	if h > 0 {
-		c.h[f] = h
+		c.h.set(f, h)
 		for int(h) >= len(c.byH) {
 			c.byH = append(c.byH, 0)
 		}
@@ -278,7 +278,7 @@ func (c *cstat) bump(f int32, d int32) {
 			c.W++
 		}
 	} else {
-		delete(c.h, f)
+		c.h.del(f)
 	}
 }
 
@@ -325,7 +325,7 @@ func (c *cstat) deltaIn(row []int32, mode verify.Mode) int64 {
 	if mode == verify.NonSmooth {
 		a := int64(0)
 		for _, f := range row {
-			if c.h[f] == s {
+			if c.h.get(f) == s {
 				a++
 			}
 		}
@@ -333,7 +333,7 @@ func (c *cstat) deltaIn(row []int32, mode verify.Mode) int64 {
 	}
 	d := int64(c.M)
 	for _, f := range row {
-		h := c.h[f]
+		h := c.h.get(f)
 		d += int64(min(h+1, s-h) - min(h, s-h))
 		if 2*h > s {
 			d--
@@ -348,7 +348,7 @@ func (c *cstat) deltaOut(row []int32, mode verify.Mode) int64 {
 	if mode == verify.NonSmooth {
 		n1 := int64(c.at(s - 1))
 		for _, f := range row {
-			if c.h[f] == s-1 {
+			if c.h.get(f) == s-1 {
 				n1--
 			}
 		}
@@ -357,7 +357,7 @@ func (c *cstat) deltaOut(row []int32, mode verify.Mode) int64 {
 	}
 	d := -int64(c.W)
 	for _, f := range row {
-		h := c.h[f]
+		h := c.h.get(f)
 		d += int64(min(h-1, s-h) - min(h, s-h))
 		if 2*h >= s {
 			d++
@@ -414,14 +414,14 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 		for c := range st {
 			clen[c] = 0
 			sz := st[c].s
-			for f, h := range st[c].h {
+			st[c].h.each(func(f, h int32) {
 				if keep(h, sz, mode) {
 					clen[c]++
 				}
 				if keep(h+1, sz+1, mode) {
 					cpost[f] = append(cpost[f], int32(c))
 				}
-			}
+			})
 		}
 		moves := 0
 		for p := int32(0); p < int32(pr.np); p++ {

@@ -435,3 +435,37 @@ func TestAdultQuality(t *testing.T) {
 		}
 	}
 }
+
+// TestFmap checks the hash map against a Go map under random churn.
+func TestFmap(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	var m fmap
+	ref := map[int32]int32{}
+	for i := 0; i < 200000; i++ {
+		f := int32(r.IntN(300))
+		v := int32(r.IntN(3)) // 0 deletes
+		m.set(f, v)
+		if v == 0 {
+			delete(ref, f)
+		} else {
+			ref[f] = v
+		}
+		if i%1000 == 0 {
+			for g := int32(0); g < 300; g++ {
+				if m.get(g) != ref[g] {
+					t.Fatalf("step %d: get(%d) = %d, want %d", i, g, m.get(g), ref[g])
+				}
+			}
+			n := 0
+			m.each(func(f, v int32) {
+				n++
+				if ref[f] != v {
+					t.Fatalf("each: %d -> %d, want %d", f, v, ref[f])
+				}
+			})
+			if n != len(ref) || m.n != len(ref) {
+				t.Fatalf("size %d/%d, want %d", n, m.n, len(ref))
+			}
+		}
+	}
+}
