@@ -61,6 +61,9 @@ type Params struct {
 	// Beta, Restarts, Variant and Workers are passed to the solver. Optional; solver defaults.
 	Beta, Restarts, Workers int
 	Variant                 solver.Variant
+	// TwoHop leads the chunking key with a two-hop MinHash (see
+	// transforms.SignatureParams). Optional; default false.
+	TwoHop bool
 	// Shards is the number of output files. Optional; default 0 = one per ~1M rows.
 	Shards int64
 	// Runner is a Beam runner name: prism, flink, universal, dataflow. Optional; default prism.
@@ -155,7 +158,7 @@ func build(p Params, files []string, staging string, tamper tamperFunc) *beam.Pi
 	sort.Strings(files)
 	pl, s := beam.NewPipelineWithRoot()
 	rows := transforms.Read(s, beam.CreateList(s, files))
-	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed})
+	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, TwoHop: p.TwoHop})
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K)})
 	out, chunkStats := transforms.Solve(s, chunks, transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed,
 		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Workers: p.Workers})

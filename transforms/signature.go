@@ -1,6 +1,8 @@
 package transforms
 
 import (
+	"math"
+
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
@@ -10,19 +12,36 @@ import (
 func init() {
 	register.DoFn2x0[Row, func(SigRow)](&signFn{})
 	register.Emitter1[SigRow]()
+	register.Function2x0(featureUserHashes)
+	register.Emitter2[int64, uint64]()
+	register.Function2x1(minUint64)
+	register.DoFn3x0[Row, func(*int64, *uint64) bool, func(SigRow)](&signTwoHopFn{})
+	register.Iter2[int64, uint64]()
 }
 
 // SignatureParams configure Signature.
 type SignatureParams struct {
 	// Seed derives the MinHash functions. Optional; default 0.
 	Seed int64
+	// TwoHop adds a leading sort key: the least user hash over all users
+	// that share a feature with the row (a MinHash of the row's two-hop
+	// neighbourhood). Rows of one community then share that key far more
+	// often than they share a one-hop MinHash, so fewer similar rows are
+	// cut apart by chunk boundaries. It costs one shuffle of (feature,
+	// hash) pairs and a side input of one value per distinct feature.
+	// Optional; default false.
+	TwoHop bool
 }
 
 // Signature turns a PCollection<Row> into a PCollection<SigRow> carrying
-// each row's lsh.NumHashes MinHash values.
+// each row's lsh.NumHashes MinHash values (and with TwoHop the two-hop key).
 func Signature(s beam.Scope, rows beam.PCollection, params SignatureParams) beam.PCollection {
 	s = s.Scope("Signature")
-	return beam.ParDo(s, &signFn{Seed: params.Seed}, rows)
+	if !params.TwoHop {
+		return beam.ParDo(s, &signFn{Seed: params.Seed}, rows)
+	}
+	colMin := beam.CombinePerKey(s, minUint64, beam.ParDo(s, featureUserHashes, rows))
+	return beam.ParDo(s, &signTwoHopFn{Seed: params.Seed}, rows, beam.SideInput{Input: colMin})
 }
 
 type signFn struct {
@@ -35,4 +54,41 @@ func (fn *signFn) ProcessElement(r Row, emit func(SigRow)) {
 		fn.h = lsh.New(fn.Seed)
 	}
 	emit(SigRow{Sig: fn.h.Sign(r.Features), Row: r})
+}
+
+// featureUserHashes emits (feature, hash of the user) for every entry.
+func featureUserHashes(r Row, emit func(int64, uint64)) {
+	h := userHash(r.User)
+	for _, f := range r.Features {
+		emit(int64(f), h)
+	}
+}
+
+func minUint64(a, b uint64) uint64 { return min(a, b) }
+
+type signTwoHopFn struct {
+	Seed   int64 `json:"seed"`
+	h      *lsh.Hasher
+	colMin map[uint32]uint64
+}
+
+func (fn *signTwoHopFn) ProcessElement(r Row, colMin func(*int64, *uint64) bool, emit func(SigRow)) {
+	if fn.h == nil {
+		fn.h = lsh.New(fn.Seed)
+	}
+	if fn.colMin == nil {
+		fn.colMin = map[uint32]uint64{}
+		var f int64
+		var v uint64
+		for colMin(&f, &v) {
+			fn.colMin[uint32(f)] = v
+		}
+	}
+	hop := uint64(math.MaxUint64)
+	for _, f := range r.Features {
+		if v, ok := fn.colMin[f]; ok && v < hop {
+			hop = v
+		}
+	}
+	emit(SigRow{Hop: hop, Sig: fn.h.Sign(r.Features), Row: r})
 }

@@ -110,18 +110,7 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*S
 		rows = append(rows, r)
 		r = SigRow{}
 	}
-	slices.SortFunc(rows, func(a, b SigRow) int {
-		if c := a.Sig.Compare(b.Sig); c != 0 {
-			return c
-		}
-		switch {
-		case a.Row.User < b.Row.User:
-			return -1
-		case a.Row.User > b.Row.User:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(rows, compareSigRows)
 	entries := 0
 	for i := range rows {
 		entries += len(rows[i].Row.Features)

@@ -35,18 +35,42 @@ type RowGroup struct {
 	Group int64
 }
 
-// SigRow is a row with its MinHash signature.
+// SigRow is a row with its MinHash signature and optional two-hop key
+// (see SignatureParams.TwoHop; 0 when unused).
 type SigRow struct {
+	Hop uint64
 	Sig lsh.Signature
 	Row Row
 }
 
-// SortKey is the chunking order of a row: its signature as big-endian bytes,
-// then its user id, so ties between equal signatures break deterministically.
+// SortKey is the chunking order of a row: its two-hop key and signature as
+// big-endian bytes, then its user id, so ties between equal signatures
+// break deterministically.
 func (r SigRow) SortKey() []byte {
-	k := make([]byte, 0, lsh.KeyBytes+len(r.Row.User))
+	k := make([]byte, 0, 8+lsh.KeyBytes+len(r.Row.User))
+	k = binary.BigEndian.AppendUint64(k, r.Hop)
 	k = r.Sig.AppendKey(k)
 	return append(k, r.Row.User...)
+}
+
+// compareSigRows orders rows by SortKey without building keys.
+func compareSigRows(a, b SigRow) int {
+	switch {
+	case a.Hop < b.Hop:
+		return -1
+	case a.Hop > b.Hop:
+		return 1
+	}
+	if c := a.Sig.Compare(b.Sig); c != 0 {
+		return c
+	}
+	switch {
+	case a.Row.User < b.Row.User:
+		return -1
+	case a.Row.User > b.Row.User:
+		return 1
+	}
+	return 0
 }
 
 // OutRow is one user's input and released features.
@@ -181,7 +205,8 @@ func decRowGroup(b []byte) (RowGroup, error) {
 }
 
 func encSigRow(r SigRow) []byte {
-	e := enc{b: make([]byte, 0, lsh.KeyBytes+len(r.Row.User)+2*len(r.Row.Features)+4)}
+	e := enc{b: make([]byte, 0, 8+lsh.KeyBytes+len(r.Row.User)+2*len(r.Row.Features)+4)}
+	e.u64(r.Hop)
 	for _, v := range r.Sig {
 		e.u64(v)
 	}
@@ -193,6 +218,7 @@ func encSigRow(r SigRow) []byte {
 func decSigRow(b []byte) (SigRow, error) {
 	d := dec{b: b}
 	var r SigRow
+	r.Hop = d.u64()
 	for j := range r.Sig {
 		r.Sig[j] = d.u64()
 	}
