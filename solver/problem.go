@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver/internal/knn"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -318,6 +319,46 @@ func (pr *problem) facilityCosts(nn int, factor float64, w int) []float64 {
 		}
 	})
 	return cost
+}
+
+// facilityCostsKNN is facilityCosts computed with knn.KNearest (exact; its
+// prefix-filtered search stays fast on power-law data where the plain
+// inverted index of facilityCosts is quadratic). m is the input in the
+// problem's order. It also records the nearest points.
+func (pr *problem) facilityCostsKNN(m *matrix.Matrix, nn int, factor float64, w int) ([]float64, string, error) {
+	g, st, err := knn.KNearest(m, nn, knn.Options{Workers: w})
+	if err != nil {
+		return nil, "", err
+	}
+	cost := make([]float64, pr.np)
+	pr.nbr = make([]int32, pr.np*nbrPoints)
+	for i := range pr.nbr {
+		pr.nbr[i] = -1
+	}
+	for p := int32(0); p < int32(pr.np); p++ {
+		u := pr.users(p)[0]
+		idx, dist := g.Row(int(u))
+		sum := 0
+		for _, d := range dist {
+			sum += int(d)
+		}
+		if sum > 0 {
+			cost[p] = factor * float64(sum)
+		}
+		nb := pr.nbr[int(p)*nbrPoints : int(p+1)*nbrPoints]
+		k := 0
+		for _, v := range idx {
+			q := pr.userPoint[v]
+			if q == p || slices.Contains(nb[:k], q) {
+				continue
+			}
+			nb[k] = q
+			if k++; k == nbrPoints {
+				break
+			}
+		}
+	}
+	return cost, "exact: knn " + st.Strategy, nil
 }
 
 // sumSmallest returns the sum of the need smallest distances of the

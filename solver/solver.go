@@ -234,10 +234,13 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 		ClusterSize:     verify.Summarize(sizes),
 		FacilityCost:    s.facilityCost,
 		Seconds:         time.Since(start).Seconds(),
-		NeighbourSearch: s.pr.searchName(),
+		NeighbourSearch: s.search,
 	}
 	return res, nil
 }
+
+// useKNN selects knn.KNearest for the facility costs (tests compare both).
+var useKNN = true
 
 func withDefaults(p Params) Params {
 	if p.Beta == 0 {
@@ -265,6 +268,7 @@ type state struct {
 	canon        *matrix.Matrix // the input in canonical order
 	assign       []int32        // canonical user -> cluster (arbitrary ids)
 	facilityCost float64
+	search       string  // neighbour search used
 	strategy     string  // knn search strategy
 	nbr          []int32 // βk nearest other users of each user (nbrK each)
 	nbrK         int
@@ -279,7 +283,17 @@ func (s *state) progress(stage string, done, total int) {
 func (s *state) run() error {
 	pr := s.pr
 	s.progress("neighbours", 0, pr.np)
-	cost := pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), workers(s.p.Workers))
+	var cost []float64
+	if useKNN {
+		var err error
+		cost, s.search, err = pr.facilityCostsKNN(s.canon, s.p.K*s.p.Beta, openingFactor(s.p.Beta), workers(s.p.Workers))
+		if err != nil {
+			return err
+		}
+	} else {
+		cost = pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), workers(s.p.Workers))
+		s.search = pr.searchName()
+	}
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}

@@ -394,6 +394,13 @@ func testFacilityCosts(t *testing.T, cols int) {
 	}
 	for _, nn := range []int{1, 5, 16, 500} {
 		got := pr.facilityCosts(nn, 1, 2)
+		viaKNN, _, err := pr.facilityCostsKNN(m, nn, 1, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, viaKNN) {
+			t.Fatalf("nn=%d: knn.KNearest costs differ from the inverted index", nn)
+		}
 		for u := 0; u < pr.n; u++ {
 			var ds []int
 			for v := 0; v < pr.n; v++ {
