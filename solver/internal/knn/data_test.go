@@ -238,6 +238,7 @@ func TestDBLP(t *testing.T) {
 		t.Errorf("dblp ran %q, want prefix", st.Strategy)
 	}
 	checkSample(t, m, g, 20, 8)
+	checkFacilitiesAtScale(t, m, Options{}, 4)
 }
 
 func TestUserLists(t *testing.T) {
