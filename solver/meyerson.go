@@ -10,7 +10,12 @@ import (
 // facSet is a set of facilities (each at a point) with exact nearest-open
 // queries through an inverted index over the facilities' features.
 // Facilities are numbered in opening order; ties in distance go to the lower
-// number.
+// number, i.e. the earliest opened facility. This tie rule matters: on dblp,
+// users sharing no feature with any facility all tie, and sending them to the
+// earliest facility gathers them in one cluster that split then cuts into
+// similar groups; breaking ties by lowest row instead (as knn.Facilities
+// does) scatters them and drops improved smooth Jaccard from 30.0% to 23.6%
+// (seed 1). That is why Meyerson does not use knn.Facilities.
 type facSet struct {
 	pr      *problem
 	point   []int32   // facility -> point
