@@ -232,7 +232,7 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 		if seed != ^uint64(0) {
 			t.push(seed) // a bound from the start; run may improve on it
 		}
-		f.s.run(u, f.open)
+		f.s.run(u, f.open, nil)
 		best = t.h[0]
 	}
 	return int32(uint32(best)), int32(best >> 32), true
