@@ -157,8 +157,8 @@ func (fs *facSet) close(g int32) {
 	}
 }
 
-// nearestOpen returns the nearest open facility to point p, or -1.
-func (fs *facSet) nearestOpen(p int32) (int32, int32) {
+// nearestOpenPoint returns the nearest open facility to point p, or -1.
+func (fs *facSet) nearestOpenPoint(p int32) (int32, int32) {
 	pr := fs.pr
 	if pr.bits != nil {
 		return fs.scan(p, 0)
@@ -198,10 +198,28 @@ func (fs *facSet) nearestOpen(p int32) (int32, int32) {
 	return bf, bd
 }
 
+// closer is what closeSmall needs from a restart's facilities, numbered
+// 0..count()−1 in opening order. Ties in nearestOpen go to the lowest
+// number.
+type closer interface {
+	count() int
+	isClosed(g int32) bool
+	close(g int32)
+	nearestOpen(u int32) int32 // for canonical user u
+	startClosing()
+}
+
+func (fs *facSet) count() int            { return len(fs.point) }
+func (fs *facSet) isClosed(g int32) bool { return fs.closed[g] }
+func (fs *facSet) nearestOpen(u int32) int32 {
+	g, _ := fs.nearestOpenPoint(fs.pr.userPoint[u])
+	return g
+}
+
 // run is one Meyerson pass.
 type run struct {
-	fs     *facSet
-	assign []int32 // canonical user -> facility
+	fs     closer
+	assign []int32 // canonical user -> facility number
 	cost   float64
 	index  int
 }
@@ -230,7 +248,12 @@ func (s *state) meyerson(cost []float64) (*run, error) {
 				if s.ctx.Err() != nil {
 					return
 				}
-				ru := s.meyersonOnce(cost, r)
+				var ru *run
+				if s.useKNNFacilities {
+					ru = s.meyersonOnceKNN(cost, r)
+				} else {
+					ru = s.meyersonOnce(cost, r)
+				}
 				mu.Lock()
 				if best == nil || ru.cost < best.cost || (ru.cost == best.cost && ru.index < best.index) {
 					best = ru
@@ -331,7 +354,7 @@ func (h *smallHeap) Pop() any {
 // returns the clusters (canonical users, increasing).
 func (s *state) closeSmall(ru *run) [][]int32 {
 	pr, fs, k := s.pr, ru.fs, int32(s.p.K)
-	F := fs.len()
+	F := fs.count()
 	members := make([][]int32, F)
 	for u, g := range ru.assign {
 		members[g] = append(members[g], int32(u))
@@ -351,7 +374,7 @@ func (s *state) closeSmall(ru *run) [][]int32 {
 		e := heap.Pop(h).([2]int32)
 		g := e[0]
 		sz := int32(len(members[g]))
-		if fs.closed[g] || sz >= k {
+		if fs.isClosed(g) || sz >= k {
 			continue
 		}
 		if sz != e[1] {
@@ -368,7 +391,7 @@ func (s *state) closeSmall(ru *run) [][]int32 {
 			p := pr.userPoint[u]
 			t, ok := target[p]
 			if !ok {
-				t, _ = fs.nearestOpen(p)
+				t = fs.nearestOpen(u)
 				target[p] = t
 			}
 			members[t] = append(members[t], u)
@@ -378,7 +401,7 @@ func (s *state) closeSmall(ru *run) [][]int32 {
 	s.progress("close", total, total)
 	var out [][]int32
 	for g := 0; g < F; g++ {
-		if !fs.closed[g] && len(members[g]) > 0 {
+		if !fs.isClosed(int32(g)) && len(members[g]) > 0 {
 			sort.Slice(members[g], func(a, b int) bool { return members[g][a] < members[g][b] })
 			out = append(out, members[g])
 		}

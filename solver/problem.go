@@ -43,6 +43,18 @@ type problem struct {
 // rows are short bit vectors (adult: 102 columns).
 const denseColumns = 256
 
+// postingsLoad is Σ_f |postings of f|² / points: how many postings entries
+// an inverted-index query scans on average when every point is indexed.
+// Popular features make it grow linearly with the rows.
+func (pr *problem) postingsLoad() float64 {
+	var sq float64
+	for f := 0; f < pr.nf; f++ {
+		l := float64(pr.postOff[f+1] - pr.postOff[f])
+		sq += l * l
+	}
+	return sq / float64(max(pr.np, 1))
+}
+
 // nbrPoints is the number of nearest points facilityCosts records.
 const nbrPoints = 4
 

@@ -242,6 +242,12 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 // useKNN selects knn.KNearest for the facility costs (tests compare both).
 var useKNN = true
 
+// knnFacilitiesLoad is the postings load (see problem.postingsLoad) above
+// which Meyerson runs on knn.Facilities: measured crossover on power-law
+// user lists at about 1e5 rows (load ≈ 9e4); dblp (load 149) is 10× faster
+// on facSet.
+const knnFacilitiesLoad = 1e5
+
 func withDefaults(p Params) Params {
 	if p.Beta == 0 {
 		p.Beta = DefaultBeta
@@ -268,10 +274,10 @@ type state struct {
 	canon        *matrix.Matrix // the input in canonical order
 	assign       []int32        // canonical user -> cluster (arbitrary ids)
 	facilityCost float64
-	search       string  // neighbour search used
-	strategy     string  // knn search strategy
-	nbr          []int32 // βk nearest other users of each user (nbrK each)
-	nbrK         int
+	search       string // neighbour search used
+	// useKNNFacilities runs Meyerson on knn.Facilities instead of facSet
+	// (same result, different speed).
+	useKNNFacilities bool
 }
 
 func (s *state) progress(stage string, done, total int) {
@@ -298,6 +304,7 @@ func (s *state) run() error {
 		return err
 	}
 	s.progress("neighbours", pr.np, pr.np)
+	s.useKNNFacilities = pr.bits == nil && pr.postingsLoad() > knnFacilitiesLoad
 	best, err := s.meyerson(cost)
 	if err != nil {
 		return err

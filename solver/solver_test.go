@@ -476,3 +476,25 @@ func TestFmap(t *testing.T) {
 		}
 	}
 }
+
+// TestFacilitySetsAgree: Meyerson and closing on knn.Facilities (input
+// permuted into the processing order) give exactly the facSet clustering.
+func TestFacilitySetsAgree(t *testing.T) {
+	for _, m := range []*matrix.Matrix{randomMatrix(7, 400, 30, 4), randomMatrix(8, 400, 600, 5)} {
+		for _, md := range allModes {
+			var got [2][][]int32
+			for i, useKNN := range []bool{false, true} {
+				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3}), ctx: context.Background(), canon: m, pr: newProblem(m, nil), useKNNFacilities: useKNN}
+				cost := s.pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), 2)
+				best, err := s.meyerson(cost)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[i] = s.closeSmall(best)
+			}
+			if fmt.Sprint(got[0]) != fmt.Sprint(got[1]) {
+				t.Fatalf("%s: knn.Facilities clustering differs from facSet", md)
+			}
+		}
+	}
+}
