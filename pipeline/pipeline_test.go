@@ -169,7 +169,12 @@ func TestRunTwoHop(t *testing.T) {
 	dir := t.TempDir()
 	in, files := writeInput(t, dir, gen.SBMParams{N: 800, S: 40, Q: 0.4, P: 0.01, Seed: 8})
 	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "a"), K: 4, ChunkSize: 200, Seed: 2, TwoHop: true, Shards: 2}
-	runOK(t, p)
+	res := runOK(t, p)
+	// Chunks must stay balanced: the boundary sample must not be biased
+	// towards small two-hop keys.
+	if cr := res.Report.Pipeline.ChunkRows; cr.Count != 4 || cr.Min < 120 || cr.Max > 280 {
+		t.Errorf("chunk rows %+v, want 4 chunks of 200±80", cr)
+	}
 	out, a := readRelease(t, p.Output)
 	if chk, err := verify.Check(in, out, verify.Params{K: 4}); err != nil || !chk.Valid {
 		t.Fatalf("verify.Check: %v %v", err, chk.GetProblems())

@@ -56,9 +56,15 @@ func (fn *signFn) ProcessElement(r Row, emit func(SigRow)) {
 	emit(SigRow{Sig: fn.h.Sign(r.Features), Row: r})
 }
 
-// featureUserHashes emits (feature, hash of the user) for every entry.
+// hopHash is the user hash the two-hop key minimises. It must be
+// independent of userHash, which picks the boundary sample: a row's own
+// user is in its two-hop neighbourhood, so with one hash every sampled row
+// would also get a tiny key and the boundaries would all crowd at the start.
+func hopHash(user string) uint64 { return lsh.Mix64(userHash(user) ^ 0x6A09E667F3BCC908) }
+
+// featureUserHashes emits (feature, hopHash of the user) for every entry.
 func featureUserHashes(r Row, emit func(int64, uint64)) {
-	h := userHash(r.User)
+	h := hopHash(r.User)
 	for _, f := range r.Features {
 		emit(int64(f), h)
 	}
