@@ -170,8 +170,6 @@ func TestRunTwoHop(t *testing.T) {
 	in, files := writeInput(t, dir, gen.SBMParams{N: 800, S: 40, Q: 0.4, P: 0.01, Seed: 8})
 	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "a"), K: 4, ChunkSize: 200, Seed: 2, TwoHop: true, Shards: 2}
 	res := runOK(t, p)
-	// Chunks must stay balanced: the boundary sample must not be biased
-	// towards small two-hop keys.
 	if cr := res.Report.Pipeline.ChunkRows; cr.Count != 4 || cr.Min < 120 || cr.Max > 280 {
 		t.Errorf("chunk rows %+v, want 4 chunks of 200±80", cr)
 	}
@@ -188,6 +186,24 @@ func TestRunTwoHop(t *testing.T) {
 		if !bytes.Equal(a[name], b[name]) {
 			t.Errorf("%s differs with the input files in another order", name)
 		}
+	}
+}
+
+// TestTwoHopChunksBalanced: on a sparse input with a thin boundary sample
+// (rate 128/13000), the sample must not be biased towards small two-hop
+// keys (a row's own user is in its two-hop neighbourhood), or the chunks
+// come out wildly unequal.
+func TestTwoHopChunksBalanced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("39,000-row run")
+	}
+	dir := t.TempDir()
+	_, files := writeInput(t, dir, gen.SBMParams{N: 39000, S: 10, Q: 0.3, P: 0.00002, Seed: 1})
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 13000,
+		Seed: 1, TwoHop: true, Restarts: 1}
+	res := runOK(t, p)
+	if cr := res.Report.Pipeline.ChunkRows; cr.Count != 3 || cr.Min < 10000 || cr.Max > 16000 {
+		t.Errorf("chunk rows %+v, want 3 chunks of 13000±3000", cr)
 	}
 }
 
