@@ -175,7 +175,8 @@ func build(p Params, files []string, staging string, tamper tamperFunc) *beam.Pi
 
 // Result is the outcome of Run.
 type Result struct {
-	// Report is the verdict and utility of the release, with PipelineInfo.
+	// Report is the verdict and utility of the release, with PipelineInfo;
+	// nil when the runner only translated the job (dataflow --dry_run).
 	Report *smoothanonpb.RunReport
 	// Metrics are Beam's counters ("namespace/name" → value, summed over
 	// steps) and distributions, when the runner reports them.
@@ -235,6 +236,10 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 	start := time.Now()
 	pr, runErr := beam.Run(ctx, p.Runner, build(p, files, staging, tamper))
 	secs := time.Since(start).Seconds()
+	if pr == nil && runErr == nil {
+		// A runner that only translated the job (dataflow --dry_run).
+		return &Result{}, nil
+	}
 
 	rep, repErr := transforms.ReadReport(transforms.StagingReport(staging))
 	if repErr != nil {
