@@ -59,6 +59,8 @@ func buildPostings(x *index) *postings {
 		P.pOff[r+1] += P.pOff[r]
 	}
 	P.ent = make([]entry, entries)
+	pd := make([]int32, entries) // degree and position of each entry
+	pq := make([]int32, entries)
 	P.heavyFrom = int32(max(x.ncols-64, 0))
 	P.entryPos = make([]int64, entries)
 	fill := append([]int64(nil), P.pOff[:x.ncols]...)
@@ -74,7 +76,8 @@ func buildPostings(x *index) *postings {
 				r := x.gFeat[e]
 				pos := fill[r]
 				fill[r]++
-				P.ent[pos] = entry{g: g, d: d, q: q, sig: gsig[2*g], lig: gsig[2*g+1]}
+				P.ent[pos] = entry{g: g, sig: gsig[2*g], lig: gsig[2*g+1]}
+				pd[pos], pq[pos] = d, q
 				P.entryPos[e] = pos
 			}
 		}
@@ -85,8 +88,8 @@ func buildPostings(x *index) *postings {
 	for r := 0; r < x.ncols; r++ {
 		lo, hi := P.pOff[r], P.pOff[r+1]
 		for j := lo; j < hi; j++ {
-			if j == lo || P.ent[j].d != P.ent[j-1].d || P.ent[j].q != P.ent[j-1].q {
-				P.sb = append(P.sb, subBlock{start: j, d: P.ent[j].d, q: P.ent[j].q})
+			if j == lo || pd[j] != pd[j-1] || pq[j] != pq[j-1] {
+				P.sb = append(P.sb, subBlock{start: j, d: pd[j], q: pq[j]})
 			}
 		}
 		P.sb = append(P.sb, subBlock{start: hi, d: -1})
@@ -163,11 +166,11 @@ func nextSet(b []uint64, from, to int64) int64 {
 	return to
 }
 
-// entry is one posting: a group holding the list's feature, the group's
-// degree, the feature's position in it and the group's signatures, kept
-// together so a scan reads one stream.
+// entry is one posting: a group holding the list's feature and the
+// group's signatures, kept together so a scan reads one stream (degree and
+// position are those of the entry's sub-block).
 type entry struct {
-	g, d, q  int32
+	g        int32
 	sig, lig uint64
 }
 
@@ -175,16 +178,16 @@ type entry struct {
 type searcher struct {
 	x     *index
 	P     *postings
-	seen  []uint32 // group -> stamp of the last query that looked at it
-	mark  []uint32 // feature rank -> stamp of the last query holding it
-	stamp uint32
+	seen  []uint8 // group -> stamp of the last query that looked at it
+	mark  []uint8 // feature rank -> stamp of the last query holding it
+	stamp uint8   // small stamps keep seen and mark in cache; cleared on wrap
 	top   topK
 	cand  int64 // exact distance evaluations
 	scan  int64 // posting entries looked at
 }
 
 func newSearcher(x *index, P *postings) *searcher {
-	return &searcher{x: x, P: P, seen: make([]uint32, x.numGroups()), mark: make([]uint32, x.ncols)}
+	return &searcher{x: x, P: P, seen: make([]uint8, x.numGroups()), mark: make([]uint8, x.ncols)}
 }
 
 const inf = 1 << 30
