@@ -1,0 +1,36 @@
+package transforms
+
+import (
+	"testing"
+
+	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/lsh"
+)
+
+// BenchmarkShuffleBytes reports the encoded size per row of every element
+// type that crosses a shuffle, on generated user lists (mean degree 10,
+// 1e6 columns): the input to the cost model's shuffle volume.
+func BenchmarkShuffleBytes(b *testing.B) {
+	g, err := gen.NewUserLists(gen.UserListsParams{Rows: 100_000, Columns: 1_000_000, MeanDegree: 10, Zipf: 1.1, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := lsh.New(1)
+	var sig, out, row, class, n int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		user, feats := g.Row(int64(i % 100_000))
+		r := Row{User: user, Features: feats}
+		sr := SigRow{Hop: 1, Sig: h.Sign(feats), Row: r}
+		kept := feats[:len(feats)/2]
+		sig += int64(len(encSigRow(sr)) + 8) // + chunk id key
+		out += int64(len(encOutRow(OutRow{User: user, In: feats, Out: kept})))
+		row += int64(len(encRow(Row{User: user, Features: kept})) + 8) // + shard key
+		class += int64(len(encClassAcc(ClassAcc{Rows: 1, Out: kept, Hits: make([]int64, len(kept))})) + 16)
+		n++
+	}
+	b.ReportMetric(float64(sig)/float64(n), "B/row_chunk_gbk")
+	b.ReportMetric(float64(class)/float64(n), "B/row_class_combine")
+	b.ReportMetric(float64(row)/float64(n), "B/row_write_gbk")
+	b.ReportMetric(float64(out)/float64(n), "B/row_outrow")
+}
