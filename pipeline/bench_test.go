@@ -21,6 +21,7 @@ import (
 var (
 	benchRows   = flag.Int64("pipeline_rows", 1_000_000, "rows of the generated user lists in BenchmarkUserLists")
 	benchTwoHop = flag.Bool("pipeline_twohop", false, "chunk with the two-hop MinHash key")
+	benchHub    = flag.Bool("pipeline_hub", false, "chunk with the hub (most frequent feature) key")
 	benchWhole  = flag.Bool("pipeline_whole", false, "BenchmarkDBLP also solves dblp whole in one process and reports the Jaccard gap")
 )
 
@@ -113,7 +114,7 @@ func BenchmarkDBLP(b *testing.B) {
 	}
 	input := writeParts(b, b.TempDir(), m, 4)
 	b.ResetTimer()
-	res := runBench(b, Params{Input: input, K: 8, ChunkSize: 100_000, Seed: 1, TwoHop: *benchTwoHop})
+	res := runBench(b, Params{Input: input, K: 8, ChunkSize: 100_000, Seed: 1, TwoHop: *benchTwoHop, Hub: *benchHub})
 	if *benchWhole {
 		b.StopTimer()
 		start := time.Now()
@@ -148,5 +149,5 @@ func BenchmarkUserLists(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	runBench(b, Params{Input: filepath.Join(dir, "in.parquet"), K: 8, ChunkSize: 100_000, Seed: 1, TwoHop: *benchTwoHop})
+	runBench(b, Params{Input: filepath.Join(dir, "in.parquet"), K: 8, ChunkSize: 100_000, Seed: 1, TwoHop: *benchTwoHop, Hub: *benchHub})
 }

@@ -64,6 +64,9 @@ type Params struct {
 	// TwoHop leads the chunking key with a two-hop MinHash (see
 	// transforms.SignatureParams). Optional; default false.
 	TwoHop bool
+	// Hub leads the chunking key with the row's most frequent feature (see
+	// transforms.SignatureParams). Optional; default false; not with TwoHop.
+	Hub bool
 	// Shards is the number of output files. Optional; default 0 = one per ~1M rows.
 	Shards int64
 	// Runner is a Beam runner name: prism, flink, universal, dataflow. Optional; default prism.
@@ -93,6 +96,9 @@ func CheckParams(p Params) error {
 	}
 	if cs < 2*int64(p.K) {
 		return fmt.Errorf("chunk size %d below 2k=%d", cs, 2*p.K)
+	}
+	if p.TwoHop && p.Hub {
+		return errors.New("two-hop and hub keys are exclusive")
 	}
 	if p.Shards < 0 {
 		return fmt.Errorf("shards %d, want >= 0", p.Shards)
@@ -158,7 +164,7 @@ func build(p Params, files []string, staging string, tamper tamperFunc) *beam.Pi
 	sort.Strings(files)
 	pl, s := beam.NewPipelineWithRoot()
 	rows := transforms.Read(s, beam.CreateList(s, files))
-	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, TwoHop: p.TwoHop})
+	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, TwoHop: p.TwoHop, Hub: p.Hub})
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K)})
 	out, chunkStats := transforms.Solve(s, chunks, transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed,
 		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Workers: p.Workers})

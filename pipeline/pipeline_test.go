@@ -163,29 +163,34 @@ func TestRunPrismVerifiesAndIsDeterministic(t *testing.T) {
 	}
 }
 
-// TestRunTwoHop chunks by the two-hop key: still valid, and deterministic
-// across input file order.
-func TestRunTwoHop(t *testing.T) {
-	dir := t.TempDir()
-	in, files := writeInput(t, dir, gen.SBMParams{N: 800, S: 40, Q: 0.4, P: 0.01, Seed: 8})
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "a"), K: 4, ChunkSize: 200, Seed: 2, TwoHop: true, Shards: 2}
-	res := runOK(t, p)
-	if cr := res.Report.Pipeline.ChunkRows; cr.Count != 4 || cr.Min < 120 || cr.Max > 280 {
-		t.Errorf("chunk rows %+v, want 4 chunks of 200±80", cr)
-	}
-	out, a := readRelease(t, p.Output)
-	if chk, err := verify.Check(in, out, verify.Params{K: 4}); err != nil || !chk.Valid {
-		t.Fatalf("verify.Check: %v %v", err, chk.GetProblems())
-	}
-	rev := slices.Clone(files)
-	slices.Reverse(rev)
-	p.Input, p.Output = strings.Join(rev, ","), filepath.Join(dir, "b")
-	runOK(t, p)
-	_, b := readRelease(t, p.Output)
-	for name := range a {
-		if !bytes.Equal(a[name], b[name]) {
-			t.Errorf("%s differs with the input files in another order", name)
-		}
+// TestRunKeys chunks by the two-hop and the hub keys: still valid,
+// balanced, and deterministic across input file order.
+func TestRunKeys(t *testing.T) {
+	for _, key := range []string{"twohop", "hub"} {
+		t.Run(key, func(t *testing.T) {
+			dir := t.TempDir()
+			in, files := writeInput(t, dir, gen.SBMParams{N: 800, S: 40, Q: 0.4, P: 0.01, Seed: 8})
+			p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "a"), K: 4, ChunkSize: 200, Seed: 2,
+				TwoHop: key == "twohop", Hub: key == "hub", Shards: 2}
+			res := runOK(t, p)
+			if cr := res.Report.Pipeline.ChunkRows; cr.Count != 4 || cr.Min < 120 || cr.Max > 280 {
+				t.Errorf("chunk rows %+v, want 4 chunks of 200±80", cr)
+			}
+			out, a := readRelease(t, p.Output)
+			if chk, err := verify.Check(in, out, verify.Params{K: 4}); err != nil || !chk.Valid {
+				t.Fatalf("verify.Check: %v %v", err, chk.GetProblems())
+			}
+			rev := slices.Clone(files)
+			slices.Reverse(rev)
+			p.Input, p.Output = strings.Join(rev, ","), filepath.Join(dir, "b")
+			runOK(t, p)
+			_, b := readRelease(t, p.Output)
+			for name := range a {
+				if !bytes.Equal(a[name], b[name]) {
+					t.Errorf("%s differs with the input files in another order", name)
+				}
+			}
+		})
 	}
 }
 
@@ -260,6 +265,7 @@ func TestCheckParams(t *testing.T) {
 		{"shards", func(p *Params) { p.Shards = -1 }, "shards -1"},
 		{"workers", func(p *Params) { p.Workers = -2 }, "workers -2"},
 		{"runner", func(p *Params) { p.Runner = "spork" }, `"spork"`},
+		{"keys", func(p *Params) { p.TwoHop, p.Hub = true, true }, "exclusive"},
 	}
 	for _, c := range cases {
 		p := ok

@@ -48,7 +48,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "target rows per chunk solved together (at least 2k)")
 	seed := fs.Int64("seed", 0, "random seed; same input, seed and chunk size give the same release on every runner")
 	shards := fs.Int64("shards", 0, "output files (0 = one per ~1M rows)")
-	twoHop := fs.Bool("two_hop", false, "lead the chunking key with a two-hop MinHash (graph-like data; costs a shuffle of all entries)")
+	twoHop := fs.Bool("two_hop", false, "lead the chunking key with a two-hop MinHash (costs a shuffle of all entries)")
+	hub := fs.Bool("hub", false, "lead the chunking key with each row's most frequent feature (costs a shuffle of all entries; closer to a whole-data solve on dblp)")
 	variant := fs.String("variant", "improved", "solver variant: improved or paper")
 	beta := fs.Int("beta", solver.DefaultBeta, "solver beta")
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "solver restarts per chunk")
@@ -68,7 +69,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, K: *k, Mode: md,
 		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: v, Beta: *beta, Restarts: *restarts,
-		Workers: *workers, Runner: *runners.Runner, TwoHop: *twoHop}
+		Workers: *workers, Runner: *runners.Runner, TwoHop: *twoHop, Hub: *hub}
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}
