@@ -257,6 +257,15 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 	rep.Pipeline.Runner = p.Runner
 	rep.Pipeline.Seconds = secs
 	rep.Solve.Seed = p.Seed
+	rep.Solve.Variant = p.Variant.String()
+	rep.Solve.Beta = int32(p.Beta)
+	rep.Solve.Restarts = int32(p.Restarts)
+	if p.Beta == 0 {
+		rep.Solve.Beta = solver.DefaultBeta
+	}
+	if p.Restarts == 0 {
+		rep.Solve.Restarts = solver.DefaultRestarts
+	}
 	res := &Result{Report: rep}
 	if pr != nil {
 		res.Counters, res.Distributions = collectMetrics(pr.Metrics())
