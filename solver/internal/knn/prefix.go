@@ -411,34 +411,27 @@ func searchPrefix(x *index, kOf func(int32) int, workers int) *groupLists {
 	return nb
 }
 
-// hintOrder orders the groups by (heavy signature, degree, group).
-func hintOrder(x *index, P *postings) []int32 {
+// hintOrder orders the groups by their feature lists read from the most
+// frequent feature down, compared lexicographically (then by group), so
+// rows sharing their frequent features are close in the order.
+func hintOrder(x *index, _ *postings) []int32 {
 	ng := x.numGroups()
-	type gk struct {
-		sig uint64
-		d   int32
-		g   int32
-	}
-	keys := make([]gk, ng)
-	for g := range keys {
-		h, _ := P.sig(x.feats(int32(g)))
-		keys[g] = gk{h, x.deg(int32(g)), int32(g)}
-	}
-	slices.SortFunc(keys, func(a, b gk) int {
-		switch {
-		case a.sig != b.sig:
-			if a.sig < b.sig {
-				return -1
-			}
-			return 1
-		case a.d != b.d:
-			return int(a.d - b.d)
-		}
-		return int(a.g - b.g)
-	})
 	order := make([]int32, ng)
-	for i, k := range keys {
-		order[i] = k.g
+	for g := range order {
+		order[g] = int32(g)
 	}
+	slices.SortFunc(order, func(a, b int32) int {
+		fa, fb := x.feats(a), x.feats(b)
+		i, j := len(fa)-1, len(fb)-1
+		for ; i >= 0 && j >= 0; i, j = i-1, j-1 {
+			if fa[i] != fb[j] {
+				return int(fb[j] - fa[i]) // more frequent feature first
+			}
+		}
+		if i != j {
+			return i - j
+		}
+		return int(a - b)
+	})
 	return order
 }
