@@ -36,7 +36,10 @@
 //     read. Ties at D matter only for lower row indices, which lets a run
 //     that can only produce ties stop early. Candidates sharing nothing
 //     come from the distinct rows sorted by degree (exact fill-in, distance
-//     a+d). Cost grows with the number of list entries within the bounds:
+//     a+d). Queries run in an order that puts rows with the same frequent
+//     features together, and each first checks the previous query and its
+//     neighbours, which tightens D early (this changes the work, never the
+//     result). Cost grows with the number of list entries within the bounds:
 //     small for graphs such as dblp, larger (about √n per row) for
 //     power-law user lists whose rows are made mostly of popular features.
 //
