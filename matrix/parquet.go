@@ -125,9 +125,9 @@ type File struct {
 	f    *os.File
 	pf   *parquet.File
 
-	userCol, featCol     int  // leaf column indexes
-	featMaxDef           int  // definition level of a present feature id
-	featListDef          int  // definition level at which the list is present and non-empty
+	userCol, featCol     int // leaf column indexes
+	featMaxDef           int // definition level of a present feature id
+	featListDef          int // definition level at which the list is present and non-empty
 	featKind             parquet.Kind
 	featSigned           bool
 	userIsStringOrBinary bool
