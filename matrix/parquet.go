@@ -125,12 +125,11 @@ type File struct {
 	f    *os.File
 	pf   *parquet.File
 
-	userCol, featCol     int // leaf column indexes
-	featMaxDef           int // definition level of a present feature id
-	featListDef          int // definition level at which the list is present and non-empty
-	featKind             parquet.Kind
-	featSigned           bool
-	userIsStringOrBinary bool
+	userCol, featCol int // leaf column indexes
+	featMaxDef       int // definition level of a present feature id
+	featListDef      int // definition level at which the list is present and non-empty
+	featKind         parquet.Kind
+	featSigned       bool
 }
 
 // OpenFile opens a Parquet file and checks that it has a string user_id
