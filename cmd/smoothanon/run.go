@@ -48,8 +48,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "target rows per chunk solved together (at least 2k)")
 	seed := fs.Int64("seed", 0, "random seed; same input, seed and chunk size give the same release on every runner")
 	shards := fs.Int64("shards", 0, "output files (0 = one per ~1M rows)")
-	twoHop := fs.Bool("two_hop", false, "lead the chunking key with a two-hop MinHash (costs a shuffle of all entries)")
-	hub := fs.Bool("hub", false, "lead the chunking key with each row's most frequent feature (costs a shuffle of all entries; closer to a whole-data solve on dblp)")
+	hub := fs.Bool("hub", true, "lead the chunking key with each row's most frequent feature: on dblp within ~1 Jaccard point of a whole-data solve, vs ~4 for plain MinHash order (costs a shuffle of all entries); --hub=false for plain MinHash order")
+	twoHop := fs.Bool("two_hop", false, "lead the chunking key with a two-hop MinHash instead (implies --hub=false)")
 	variant := fs.String("variant", "improved", "solver variant: improved or paper")
 	beta := fs.Int("beta", solver.DefaultBeta, "solver beta")
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "solver restarts per chunk")
@@ -66,6 +66,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	v, err := solver.ParseVariant(*variant)
 	if err != nil {
 		return usageErr("--variant: %v", err)
+	}
+	if *twoHop {
+		*hub = false
 	}
 	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, K: *k, Mode: md,
 		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: v, Beta: *beta, Restarts: *restarts,
