@@ -111,27 +111,46 @@ func TestUniversalRunnerMatchesPrism(t *testing.T) {
 	f.check(t, "universal", fmt.Sprintf("localhost:%d", port))
 }
 
-// flinkJobServerJar finds the Beam Flink job server jar that
-// deploy/flink/fetch-jobserver.sh put in ~/.m2 (same preference order), or
-// $SMOOTHANON_FLINK_JOBSERVER.
-func flinkJobServerJar() string {
+// flinkJobServer returns the java arguments that launch Beam's Flink job
+// server, as deploy/flink/fetch-jobserver.sh left it: $SMOOTHANON_FLINK_JOBSERVER
+// (a jar, or a java argument file), else the script's default argument file
+// ~/.cache/smoothanon/flink-jobserver.args, else a shaded job server jar in
+// ~/.m2. It returns nil when there is none.
+func flinkJobServer() []string {
+	launch := func(path string) []string {
+		if strings.HasSuffix(path, ".jar") {
+			return []string{"-jar", path}
+		}
+		return []string{"@" + path}
+	}
 	if j := os.Getenv("SMOOTHANON_FLINK_JOBSERVER"); j != "" {
-		return j
+		if st, err := os.Stat(j); err == nil && st.Size() > 0 {
+			return launch(j)
+		}
+		return nil
 	}
 	home, _ := os.UserHomeDir()
+	if args := filepath.Join(home, ".cache", "smoothanon", "flink-jobserver.args"); fileNonEmpty(args) {
+		return launch(args)
+	}
 	repo := filepath.Join(home, ".m2", "repository")
 	if r := os.Getenv("MAVEN_REPO_LOCAL"); r != "" {
 		repo = r
 	}
 	beamVersion := strings.TrimPrefix(beamSDKVersion(), "v")
-	for _, fv := range []string{"2.2", "2.1", "2.0", "1.20"} {
+	for _, fv := range []string{"2.2", "2.1", "2.0", "1.20", "1.19"} {
 		a := "beam-runners-flink-" + fv + "-job-server"
 		jar := filepath.Join(repo, "org", "apache", "beam", a, beamVersion, a+"-"+beamVersion+".jar")
-		if st, err := os.Stat(jar); err == nil && st.Size() > 0 {
-			return jar
+		if fileNonEmpty(jar) {
+			return launch(jar)
 		}
 	}
-	return ""
+	return nil
+}
+
+func fileNonEmpty(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Size() > 0
 }
 
 // beamSDKVersion is the Beam Go SDK version in ../go.mod.
@@ -154,8 +173,8 @@ func beamSDKVersion() string {
 // --runner=flink --environment_type=LOOPBACK, and requires prism's release
 // byte for byte. Without the jar it skips, unless CI is set: then it fails.
 func TestFlinkMatchesPrism(t *testing.T) {
-	jar := flinkJobServerJar()
-	if jar == "" {
+	launch := flinkJobServer()
+	if launch == nil {
 		msg := "Flink job server jar not found: run deploy/flink/fetch-jobserver.sh (needs mvn, JDK 17 and Maven Central) or set SMOOTHANON_FLINK_JOBSERVER"
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
@@ -179,10 +198,10 @@ func TestFlinkMatchesPrism(t *testing.T) {
 		"--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
 		"--add-opens=java.base/java.io=ALL-UNNAMED", "--add-opens=java.base/java.net=ALL-UNNAMED",
 		"--add-opens=java.base/java.util.concurrent=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-		"-Xmx1g", "-jar", jar,
-		"--job-host=127.0.0.1", fmt.Sprintf("--job-port=%d", jobPort),
-		"--artifact-port=0", "--expansion-port=0", "--flink-master=[local]",
-	}
+		"-Xmx1g"}
+	args = append(args, launch...)
+	args = append(args, "--job-host=127.0.0.1", fmt.Sprintf("--job-port=%d", jobPort),
+		"--artifact-port=0", "--expansion-port=0", "--flink-master=[local]")
 	cmd := exec.Command("java", args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -206,7 +225,7 @@ func TestFlinkMatchesPrism(t *testing.T) {
 		b, _ := os.ReadFile(logPath)
 		t.Fatalf("Flink job server did not start: %v\n%s", err, tail(b, 3000))
 	}
-	t.Logf("Flink job server %s on port %d (%s/%s)", filepath.Base(jar), jobPort, runtime.GOOS, runtime.GOARCH)
+	t.Logf("Flink job server %s on port %d (%s/%s)", strings.Join(launch, " "), jobPort, runtime.GOOS, runtime.GOARCH)
 	defer func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
