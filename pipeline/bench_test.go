@@ -19,10 +19,12 @@ import (
 )
 
 var (
-	benchRows   = flag.Int64("pipeline_rows", 1_000_000, "rows of the generated user lists in BenchmarkUserLists")
-	benchTwoHop = flag.Bool("pipeline_twohop", false, "chunk with the two-hop MinHash key")
-	benchHub    = flag.Bool("pipeline_hub", false, "chunk with the hub (most frequent feature) key")
-	benchWhole  = flag.Bool("pipeline_whole", false, "BenchmarkDBLP also solves dblp whole in one process and reports the Jaccard gap")
+	benchRows     = flag.Int64("pipeline_rows", 1_000_000, "rows of the generated user lists in BenchmarkUserLists")
+	benchTwoHop   = flag.Bool("pipeline_twohop", false, "chunk with the two-hop MinHash key")
+	benchHub      = flag.Bool("pipeline_hub", false, "chunk with the hub (most frequent feature) key")
+	benchRunner   = flag.String("pipeline_runner", "prism", "runner of the pipeline benchmarks (flink needs -pipeline_endpoint)")
+	benchEndpoint = flag.String("pipeline_endpoint", "", "job server endpoint for -pipeline_runner flink/universal (LOOPBACK workers)")
+	benchWhole    = flag.Bool("pipeline_whole", false, "BenchmarkDBLP also solves dblp whole in one process and reports the Jaccard gap")
 )
 
 // peakRSSMB is this process's peak resident set (VmHWM) in MB.
@@ -75,6 +77,10 @@ func writeParts(tb testing.TB, dir string, m *matrix.Matrix, parts int) string {
 
 func runBench(b *testing.B, p Params) *Result {
 	b.Helper()
+	p.Runner = *benchRunner
+	if *benchEndpoint != "" {
+		p.Endpoint, p.EnvironmentType = *benchEndpoint, "LOOPBACK"
+	}
 	var res *Result
 	for i := 0; i < b.N; i++ {
 		p := p
