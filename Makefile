@@ -1,4 +1,6 @@
 # smoothanon — build, test, benchmark. `make help` lists the targets.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
 GO ?= go
 BIN := bin/smoothanon
 PROTOC_GEN_GO_VERSION := v1.36.12
@@ -6,12 +8,14 @@ BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build test vet bench proto demo fuzz flink-jobserver
+.PHONY: help build test vet bench bench-scaling quality proto demo fuzz flink-jobserver
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
 	@echo "make test    vet + all tests"
 	@echo "make bench   benchmarks (medians via benchstat)"
+	@echo "make bench-scaling  solver ns/row on 1e4..1e6 generated rows"
+	@echo "make quality the quality table, written into README.md"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
 	@echo "make proto   regenerate proto/smoothanonpb"
 	@echo "make build   bin/smoothanon"
@@ -47,8 +51,24 @@ demo: build
 # benchstat reports the median of BENCHCOUNT runs.
 bench:
 	@mkdir -p out
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count $(BENCHCOUNT) ./verify ./gen ./importer | tee out/bench.txt
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count $(BENCHCOUNT) -timeout 60m \
+		./verify ./gen ./importer ./lsh ./solver ./solver/internal/knn | tee out/bench.txt
 	$(GO) run $(BENCHSTAT) out/bench.txt
+
+# Solver time per row on generated user lists of 1e4, 1e5 and 1e6 rows.
+bench-scaling:
+	@mkdir -p out
+	$(GO) test ./solver -run '^$$' -bench 'UserLists' -benchtime 1x -count 3 -timeout 60m -userlists_max 1000000 | tee out/bench-scaling.txt
+	$(GO) run $(BENCHSTAT) out/bench-scaling.txt
+
+# The quality table (k = 8, 10 seeds, every dataset in ../shared/data/raw),
+# printed and written into README.md between the quality markers.
+quality:
+	@mkdir -p out
+	$(GO) run ./internal/quality -seeds 10 | tee out/quality.md
+	@awk -v f=out/quality.md 'BEGIN { while ((getline l < f) > 0) q = q l "\n" } \
+	  /<!-- quality:begin -->/ { print; printf "%s", q; skip = 1; next } \
+	  /<!-- quality:end -->/ { skip = 0 } !skip' README.md > README.md.tmp && mv README.md.tmp README.md
 
 FUZZ_TARGETS := importer:FuzzAdult importer:FuzzPlaystore importer:FuzzEdges importer:FuzzPairs \
 	matrix:FuzzReadParquet verify:FuzzCheck solver:FuzzSolve
