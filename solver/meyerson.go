@@ -3,8 +3,11 @@ package solver
 import (
 	"container/heap"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
+
+	"github.com/smoothanon/smoothanon/solver/internal/knn"
 )
 
 // facSet is a set of facilities (each at a point) with exact nearest-open
@@ -17,12 +20,18 @@ import (
 // does) scatters them and drops improved smooth Jaccard from 30.0% to 23.6%
 // (seed 1). That is why Meyerson does not use knn.Facilities.
 type facSet struct {
-	pr      *problem
-	point   []int32   // facility -> point
-	closed  []bool    // facility -> closed
-	post    [][]int32 // dense feature -> facilities holding it, increasing
-	cnt     []int32   // scratch per facility
-	touched []int32
+	pr     *problem
+	point  []int32 // facility -> point
+	closed []bool  // facility -> closed
+	// post lists, per dense feature, the facilities holding it in buckets
+	// of one degree (ascending), each bucket in increasing number; plen is
+	// the total per feature.
+	post  [][]bucket
+	plen  []int32
+	seen  []uint32 // facility -> stamp of the last query that evaluated it
+	mark  []uint32 // dense feature -> stamp of the last query holding it
+	stamp uint32
+	minD  int32 // least degree of a facility with features, or -1
 	// Minimum (degree, facility) over blocks of 64 facilities, for the
 	// facilities sharing no feature with a query (distance deg p + deg f).
 	blkDeg []int32
@@ -31,14 +40,31 @@ type facSet struct {
 	// closing starts; lo skips closed ones.
 	byDeg []int32
 	lo    int
+	// With a KNearest graph of the users (nb), at maps a point to its
+	// facility (-1 when none; a point holds at most one facility, as
+	// every later user of it joins at distance 0).
+	nb *knn.Graph
+	at []int32
 }
 
 const blk = 64
 
-func newFacSet(pr *problem) *facSet {
-	fs := &facSet{pr: pr}
+func newFacSet(pr *problem, nb *knn.Graph) *facSet {
+	fs := &facSet{pr: pr, minD: -1}
 	if pr.bits == nil {
-		fs.post = make([][]int32, pr.nf)
+		pr.buildRare()
+	}
+	if nb != nil && nb.K > 0 && len(nb.Idx) == pr.n*nb.K {
+		fs.nb = nb
+		fs.at = make([]int32, pr.np)
+		for i := range fs.at {
+			fs.at[i] = -1
+		}
+	}
+	if pr.bits == nil {
+		fs.post = make([][]bucket, pr.nf)
+		fs.plen = make([]int32, pr.nf)
+		fs.mark = make([]uint32, pr.nf)
 	}
 	return fs
 }
@@ -49,14 +75,27 @@ func (fs *facSet) add(p int32) int32 {
 	id := int32(len(fs.point))
 	fs.point = append(fs.point, p)
 	fs.closed = append(fs.closed, false)
-	fs.cnt = append(fs.cnt, 0)
+	fs.seen = append(fs.seen, 0)
+	if fs.at != nil {
+		fs.at[p] = id
+	}
 	if fs.pr.bits != nil {
 		return id // queries scan bitsets
 	}
-	for _, f := range fs.pr.row(p) {
-		fs.post[f] = append(fs.post[f], id)
-	}
 	d := fs.pr.deg(p)
+	for _, f := range fs.pr.row(p) {
+		bs := fs.post[f]
+		i := sort.Search(len(bs), func(i int) bool { return bs[i].deg >= d })
+		if i == len(bs) || bs[i].deg != d {
+			bs = slices.Insert(bs, i, bucket{deg: d})
+			fs.post[f] = bs
+		}
+		bs[i].ids = append(bs[i].ids, id)
+		fs.plen[f]++
+	}
+	if d > 0 && (fs.minD < 0 || d < fs.minD) {
+		fs.minD = d
+	}
 	if int(id)%blk == 0 {
 		fs.blkDeg = append(fs.blkDeg, d)
 		fs.blkArg = append(fs.blkArg, id)
@@ -71,6 +110,34 @@ func better(d, f, bd, bf int32) bool {
 	return bf < 0 || d < bd || (d == bd && f < bf)
 }
 
+// fromNeighbours answers a nearest-open-facility query for point p from
+// the neighbour list of p's first user, when it can: every user nearer
+// than the list's last distance is listed (all of them when the list holds
+// every other user), so the least (distance, number) open facility at a
+// listed point below that distance is the exact answer. ok is false when
+// there is none.
+func (fs *facSet) fromNeighbours(p int32) (g, d int32, ok bool) {
+	if fs.nb == nil {
+		return -1, 0, false
+	}
+	pr, K := fs.pr, fs.nb.K
+	idx, dist := fs.nb.Row(int(pr.users(p)[0]))
+	all := K == pr.n-1
+	last := dist[K-1]
+	bf, bd := int32(-1), int32(0)
+	for i, v := range idx {
+		dv := dist[i]
+		if dv >= last && !all {
+			break // lists ascend by distance
+		}
+		h := fs.at[pr.userPoint[v]]
+		if h >= 0 && !fs.closed[h] && better(dv, h, bd, bf) {
+			bf, bd = h, dv
+		}
+	}
+	return bf, bd, bf >= 0
+}
+
 // nearestFrom returns the nearest facility numbered ≥ t (all open; used
 // while only adding), or -1.
 func (fs *facSet) nearestFrom(p int32, t int32) (int32, int32) {
@@ -79,29 +146,8 @@ func (fs *facSet) nearestFrom(p int32, t int32) (int32, int32) {
 		return fs.scan(p, t)
 	}
 	dp := pr.deg(p)
-	bf, bd := int32(-1), int32(0)
-	for _, f := range pr.row(p) {
-		l := fs.post[f]
-		i := 0
-		if t > 0 {
-			i = sort.Search(len(l), func(i int) bool { return l[i] >= t })
-		}
-		for _, g := range l[i:] {
-			if fs.cnt[g] == 0 {
-				fs.touched = append(fs.touched, g)
-			}
-			fs.cnt[g]++
-		}
-	}
-	for _, g := range fs.touched {
-		d := dp + pr.deg(fs.point[g]) - 2*fs.cnt[g]
-		if better(d, g, bd, bf) {
-			bf, bd = g, d
-		}
-		fs.cnt[g] = 0
-	}
-	fs.touched = fs.touched[:0]
-	// Facilities sharing nothing: minimum degree over [t, len).
+	// Facilities sharing nothing: minimum degree over [t, len). The least
+	// one, at distance at most dp+md, also bounds the search.
 	n := int32(len(fs.point))
 	mf := int32(-1)
 	md := int32(0)
@@ -117,8 +163,100 @@ func (fs *facSet) nearestFrom(p int32, t int32) (int32, int32) {
 	for b := g / blk; b < int32(len(fs.blkDeg)); b++ {
 		consider(fs.blkArg[b], fs.blkDeg[b])
 	}
-	if mf >= 0 && better(dp+md, mf, bd, bf) {
-		bf, bd = mf, dp+md
+	if mf < 0 {
+		return -1, 0
+	}
+	bf, bd := fs.sharing(p, t, mf, dp+md)
+	return bf, bd
+}
+
+// bucket is the facilities of one degree holding a feature.
+type bucket struct {
+	deg int32
+	ids []int32
+}
+
+// sharing returns the better of (bf, bd) and the nearest open facility
+// numbered ≥ t among those sharing a feature with p, exactly under the
+// (distance, number) order, but without reading facilities that cannot
+// beat the best found so far: the features of p are read rarest first; a
+// facility of degree dg first met in the list of the i-th of them shares at
+// most dp−i features with p, so it is at distance at least dp+dg−2(dp−i),
+// and each list is read only in the degree buckets where that bound is at
+// most the best distance so far (every facility it skips is farther than
+// an answer already found). Once no degree qualifies, the remaining lists
+// are not read at all. Facilities sharing nothing are the caller's.
+func (fs *facSet) sharing(p, t, bf, bd int32) (int32, int32) {
+	// Any fixed order of p's features keeps this exact (a facility
+	// sharing c features holds one of any dp−c+1 of them); the rarest
+	// first make the lists read before the bound tightens short.
+	pr := fs.pr
+	row := pr.row(p)
+	dp := int32(len(row))
+	if dp == 0 || fs.minD < 0 {
+		return bf, bd
+	}
+	fs.stamp++
+	if fs.stamp == 0 {
+		clear(fs.seen)
+		clear(fs.mark)
+		fs.stamp = 1
+	}
+	st := fs.stamp
+	for _, f := range row {
+		fs.mark[f] = st
+	}
+	ord := fs.pr.rareRow(p)
+	const inf = int32(1) << 30
+	D := inf
+	if bf >= 0 {
+		D = bd
+	}
+	for i, f := range ord {
+		rest := dp - int32(i) // most features a facility first met here shares
+		// Distance ≥ dp+dg−2·rest and ≥ dg−dp (and ≥ dp−dg), so only
+		// degrees in [dp−D, D−dp+2·rest] can reach D.
+		hi := D - dp + 2*rest
+		if D == inf {
+			hi = inf
+		}
+		if hi < fs.minD {
+			break // no facility met from here on can reach D
+		}
+		lo := dp - D
+		for bi := range fs.post[f] {
+			b := &fs.post[f][bi]
+			if b.deg > hi {
+				break
+			}
+			if b.deg < lo {
+				continue
+			}
+			ids := b.ids
+			if t > 0 {
+				ids = ids[sort.Search(len(ids), func(i int) bool { return ids[i] >= t }):]
+			}
+			for _, g := range ids {
+				if fs.seen[g] == st || fs.closed[g] {
+					continue
+				}
+				fs.seen[g] = st
+				c := int32(0)
+				for _, h := range pr.row(fs.point[g]) {
+					if fs.mark[h] == st {
+						c++
+					}
+				}
+				if d := dp + b.deg - 2*c; better(d, g, bd, bf) {
+					bf, bd = g, d
+					if d < D {
+						D = d
+						hi = D - dp + 2*rest
+						lo = dp - D
+					}
+				}
+			}
+		}
 	}
 	return bf, bd
 }
@@ -160,41 +298,22 @@ func (fs *facSet) close(g int32) {
 // nearestOpenPoint returns the nearest open facility to point p, or -1.
 func (fs *facSet) nearestOpenPoint(p int32) (int32, int32) {
 	pr := fs.pr
+	if g, d, ok := fs.fromNeighbours(p); ok {
+		return g, d
+	}
 	if pr.bits != nil {
 		return fs.scan(p, 0)
 	}
 	dp := pr.deg(p)
-	bf, bd := int32(-1), int32(0)
-	for _, f := range pr.row(p) {
-		for _, g := range fs.post[f] {
-			if fs.closed[g] {
-				continue
-			}
-			if fs.cnt[g] == 0 {
-				fs.touched = append(fs.touched, g)
-			}
-			fs.cnt[g]++
-		}
-	}
-	for _, g := range fs.touched {
-		d := dp + pr.deg(fs.point[g]) - 2*fs.cnt[g]
-		if better(d, g, bd, bf) {
-			bf, bd = g, d
-		}
-		fs.cnt[g] = 0
-	}
-	fs.touched = fs.touched[:0]
 	// The open facility of least degree (ties: lowest number) bounds every
-	// facility sharing nothing with p.
-	if fs.lo < len(fs.byDeg) {
-		// byDeg is stable, so this is the lowest-numbered open facility of
-		// least degree.
-		g := fs.byDeg[fs.lo]
-		dmin := pr.deg(fs.point[g])
-		if better(dp+dmin, g, bd, bf) {
-			bf, bd = g, dp+dmin
-		}
+	// facility sharing nothing with p, and the search.
+	if fs.lo >= len(fs.byDeg) {
+		return -1, 0
 	}
+	// byDeg is stable, so this is the lowest-numbered open facility of
+	// least degree.
+	g := fs.byDeg[fs.lo]
+	bf, bd := fs.sharing(p, 0, g, dp+pr.deg(fs.point[g]))
 	return bf, bd
 }
 
@@ -280,7 +399,7 @@ func (s *state) meyersonOnce(cost []float64, r int) *run {
 		order[i] = int32(i)
 	}
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-	fs := newFacSet(pr)
+	fs := newFacSet(pr, s.graph)
 	// Per point: nearest facility among those numbered < upto.
 	cf := make([]int32, pr.np)
 	cd := make([]int32, pr.np)

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"math/rand/v2"
+	"slices"
 
 	"github.com/smoothanon/smoothanon/solver/internal/knn"
 )
@@ -53,6 +54,11 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 		kf.rowFac[i] = -1
 	}
 	kf.f = knn.NewFacilities(s.canon.Permute(perm), knn.Options{Workers: 1})
+	if s.graph != nil {
+		if err := kf.f.UseNeighbours(permuteGraph(s.graph, order, kf.rowOf)); err != nil {
+			panic(err) // the graph is of s.canon: cannot happen
+		}
+	}
 	ru := &run{fs: kf, assign: make([]int32, pr.n), index: r}
 	for i, u := range order {
 		p := pr.userPoint[u]
@@ -83,4 +89,29 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 		ru.assign[u] = g
 	}
 	return ru
+}
+
+// permuteGraph is the KNearest graph g of the canonical rows renumbered for
+// the input permuted so that row i is canonical user order[i] (rowOf is the
+// inverse). Each list is re-sorted by (distance, new row): the rows nearer
+// than a list's last distance are all listed whatever the numbering, so the
+// result is exactly the KNearest graph of the permuted input up to which
+// rows at the last distance are listed, which UseNeighbours only uses as a
+// bound.
+func permuteGraph(g *knn.Graph, order, rowOf []int32) *knn.Graph {
+	K := g.K
+	out := &knn.Graph{K: K, Idx: make([]int32, len(g.Idx)), Dist: make([]int32, len(g.Dist))}
+	keys := make([]uint64, K)
+	for i, u := range order {
+		idx, dist := g.Row(int(u))
+		for j := range idx {
+			keys[j] = uint64(dist[j])<<32 | uint64(rowOf[idx[j]])
+		}
+		slices.Sort(keys)
+		oi, od := out.Row(i)
+		for j, k := range keys {
+			oi[j], od[j] = int32(uint32(k)), int32(k>>32)
+		}
+	}
+	return out
 }

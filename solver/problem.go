@@ -36,12 +36,38 @@ type problem struct {
 	// few columns (nf ≤ denseColumns); distances are then popcounts.
 	words int
 	bits  []uint64
+	// rare is feat with each point's features rarest first (rareRow).
+	rare     []int32
+	rareOnce sync.Once
 }
 
 // denseColumns is the largest number of columns for which points are also
 // kept as bitsets: brute force over popcounts beats the inverted index when
 // rows are short bit vectors (adult: 102 columns).
 const denseColumns = 256
+
+// rareRow returns the features of point p ordered by (number of points
+// holding them, feature), rarest first; buildRare must have run.
+func (pr *problem) rareRow(p int32) []int32 { return pr.rare[pr.off[p]:pr.off[p+1]] }
+
+// buildRare fills pr.rare (see rareRow) once.
+func (pr *problem) buildRare() {
+	pr.rareOnce.Do(func() {
+		rare := slices.Clone(pr.feat)
+		for p := 0; p < pr.np; p++ {
+			r := rare[pr.off[p]:pr.off[p+1]]
+			slices.SortFunc(r, func(a, b int32) int {
+				la := pr.postOff[a+1] - pr.postOff[a]
+				lb := pr.postOff[b+1] - pr.postOff[b]
+				if la != lb {
+					return int(la - lb)
+				}
+				return int(a - b)
+			})
+		}
+		pr.rare = rare
+	})
+}
 
 // postingsLoad is Σ_f |postings of f|² / points: how many postings entries
 // an inverted-index query scans on average when every point is indexed.
@@ -337,10 +363,10 @@ func (pr *problem) facilityCosts(nn int, factor float64, w int) []float64 {
 // prefix-filtered search stays fast on power-law data where the plain
 // inverted index of facilityCosts is quadratic). m is the input in the
 // problem's order. It also records the nearest points.
-func (pr *problem) facilityCostsKNN(m *matrix.Matrix, nn int, factor float64, w int) ([]float64, string, error) {
+func (pr *problem) facilityCostsKNN(m *matrix.Matrix, nn int, factor float64, w int) ([]float64, *knn.Graph, string, error) {
 	g, st, err := knn.KNearest(m, nn, knn.Options{Workers: w})
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	cost := make([]float64, pr.np)
 	pr.nbr = make([]int32, pr.np*nbrPoints)
@@ -370,7 +396,7 @@ func (pr *problem) facilityCostsKNN(m *matrix.Matrix, nn int, factor float64, w 
 			}
 		}
 	}
-	return cost, "exact: knn " + st.Strategy, nil
+	return cost, g, "exact: knn " + st.Strategy, nil
 }
 
 // sumSmallest returns the sum of the need smallest distances of the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver/internal/knn"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -394,7 +395,7 @@ func testFacilityCosts(t *testing.T, cols int) {
 	}
 	for _, nn := range []int{1, 5, 16, 500} {
 		got := pr.facilityCosts(nn, 1, 2)
-		viaKNN, _, err := pr.facilityCostsKNN(m, nn, 1, 2)
+		viaKNN, _, _, err := pr.facilityCostsKNN(m, nn, 1, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -482,18 +483,28 @@ func TestFmap(t *testing.T) {
 func TestFacilitySetsAgree(t *testing.T) {
 	for _, m := range []*matrix.Matrix{randomMatrix(7, 400, 30, 4), randomMatrix(8, 400, 600, 5)} {
 		for _, md := range allModes {
-			var got [2][][]int32
-			for i, useKNN := range []bool{false, true} {
-				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3}), ctx: context.Background(), canon: m, pr: newProblem(m, nil), useKNNFacilities: useKNN}
+			// Each set with and without the neighbour graph shortcut.
+			var got [4][][]int32
+			for i := range got {
+				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3}), ctx: context.Background(), canon: m, pr: newProblem(m, nil), useKNNFacilities: i%2 == 1}
 				cost := s.pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), 2)
+				if i >= 2 {
+					g, _, err := knn.KNearest(m, s.p.K*s.p.Beta, knn.Options{Workers: 2})
+					if err != nil {
+						t.Fatal(err)
+					}
+					s.graph = g
+				}
 				best, err := s.meyerson(cost)
 				if err != nil {
 					t.Fatal(err)
 				}
 				got[i] = s.closeSmall(best)
 			}
-			if fmt.Sprint(got[0]) != fmt.Sprint(got[1]) {
-				t.Fatalf("%s: knn.Facilities clustering differs from facSet", md)
+			for i := 1; i < len(got); i++ {
+				if fmt.Sprint(got[0]) != fmt.Sprint(got[i]) {
+					t.Fatalf("%s: clustering %d (knn.Facilities %v, graph %v) differs from facSet", md, i, i%2 == 1, i >= 2)
+				}
 			}
 		}
 	}
