@@ -32,10 +32,12 @@ type facSet struct {
 	mark  []uint32 // dense feature -> stamp of the last query holding it
 	stamp uint32
 	minD  int32 // least degree of a facility with features, or -1
-	// Minimum (degree, facility) over blocks of 64 facilities, for the
-	// facilities sharing no feature with a query (distance deg p + deg f).
-	blkDeg []int32
-	blkArg []int32
+	// seg is a segment tree of (degree<<32 | facility) minima over
+	// facility numbers, leaves from segN on, for the facilities sharing no
+	// feature with a query (distance deg p + deg f): a minimum over [t,
+	// len) costs O(log facilities), not O(facilities).
+	seg  []uint64
+	segN int
 	// byDeg lists facilities by (degree, number) for queries after
 	// closing starts; lo skips closed ones.
 	byDeg []int32
@@ -46,8 +48,6 @@ type facSet struct {
 	nb *knn.Graph
 	at []int32
 }
-
-const blk = 64
 
 func newFacSet(pr *problem, nb *knn.Graph) *facSet {
 	fs := &facSet{pr: pr, minD: -1}
@@ -96,13 +96,49 @@ func (fs *facSet) add(p int32) int32 {
 	if d > 0 && (fs.minD < 0 || d < fs.minD) {
 		fs.minD = d
 	}
-	if int(id)%blk == 0 {
-		fs.blkDeg = append(fs.blkDeg, d)
-		fs.blkArg = append(fs.blkArg, id)
-	} else if b := len(fs.blkDeg) - 1; d < fs.blkDeg[b] {
-		fs.blkDeg[b], fs.blkArg[b] = d, id
+	if int(id) >= fs.segN {
+		fs.growSeg()
+	}
+	i := fs.segN + int(id)
+	fs.seg[i] = uint64(d)<<32 | uint64(id)
+	for i >>= 1; i > 0; i >>= 1 {
+		fs.seg[i] = min(fs.seg[2*i], fs.seg[2*i+1])
 	}
 	return id
+}
+
+// growSeg doubles the leaves of the segment tree.
+func (fs *facSet) growSeg() {
+	n := max(2*fs.segN, 64)
+	seg := make([]uint64, 2*n)
+	for i := range seg {
+		seg[i] = ^uint64(0)
+	}
+	copy(seg[n:], fs.seg[fs.segN:])
+	for i := n - 1; i > 0; i-- {
+		seg[i] = min(seg[2*i], seg[2*i+1])
+	}
+	fs.seg, fs.segN = seg, n
+}
+
+// minDegFrom is the least (degree, number) key of the facilities numbered
+// ≥ t, or ^0 when there is none.
+func (fs *facSet) minDegFrom(t int32) uint64 {
+	best := ^uint64(0)
+	lo, hi := fs.segN+int(t), fs.segN+len(fs.point)
+	for lo < hi {
+		if lo&1 == 1 {
+			best = min(best, fs.seg[lo])
+			lo++
+		}
+		if hi&1 == 1 {
+			hi--
+			best = min(best, fs.seg[hi])
+		}
+		lo >>= 1
+		hi >>= 1
+	}
+	return best
 }
 
 // better orders candidates by (distance, facility).
@@ -148,24 +184,11 @@ func (fs *facSet) nearestFrom(p int32, t int32) (int32, int32) {
 	dp := pr.deg(p)
 	// Facilities sharing nothing: minimum degree over [t, len). The least
 	// one, at distance at most dp+md, also bounds the search.
-	n := int32(len(fs.point))
-	mf := int32(-1)
-	md := int32(0)
-	consider := func(g int32, d int32) {
-		if mf < 0 || d < md || (d == md && g < mf) {
-			mf, md = g, d
-		}
-	}
-	g := t
-	for ; g < n && g%blk != 0; g++ {
-		consider(g, pr.deg(fs.point[g]))
-	}
-	for b := g / blk; b < int32(len(fs.blkDeg)); b++ {
-		consider(fs.blkArg[b], fs.blkDeg[b])
-	}
-	if mf < 0 {
+	key := fs.minDegFrom(t)
+	if key == ^uint64(0) {
 		return -1, 0
 	}
+	mf, md := int32(uint32(key)), int32(key>>32)
 	bf, bd := fs.sharing(p, t, mf, dp+md)
 	return bf, bd
 }

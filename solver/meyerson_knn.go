@@ -10,9 +10,9 @@ import (
 // knnFacilities runs a restart's facilities on knn.Facilities, over the
 // input permuted into the restart's processing order: then "lowest row",
 // knn's tie rule, is "earliest opened", the facSet tie rule, and both give
-// the same clustering. knn's prefix-filtered search stays fast on power-law
-// data, where facSet's inverted index scans the long lists of popular
-// features.
+// the same clustering. It is no longer chosen (see knnFacilitiesLoad): its
+// open-entry bitsets make every query scan popular features' lists in time
+// linear in the rows, while facSet's degree buckets skip them.
 type knnFacilities struct {
 	f      *knn.Facilities
 	rowOf  []int32 // canonical user -> row of the permuted input

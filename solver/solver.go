@@ -283,8 +283,8 @@ type state struct {
 	// (same result, different speed).
 	useKNNFacilities bool
 	// graph is the knn.KNearest graph of canon (nil without useKNN); it
-	// lets knn.Facilities answer many nearest-facility queries from the
-	// neighbour lists (same answers).
+	// lets knn.Facilities and facSet's closing answer some nearest-facility
+	// queries from the neighbour lists (same answers).
 	graph *knn.Graph
 }
 
