@@ -17,6 +17,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/smoothanon/smoothanon/pipeline"
 )
 
 // command is one subcommand.
@@ -113,5 +115,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 }
 
 func main() {
+	// Started by a Beam runner as an SDK harness (--worker=true ...): serve
+	// bundles and exit. LOOPBACK and prism workers live in this process instead.
+	pipeline.MaybeRunWorker()
 	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
 }
