@@ -270,6 +270,18 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 	if pr != nil {
 		res.Counters, res.Distributions = collectMetrics(pr.Metrics())
 	}
+	if rep.Pipeline != nil {
+		rep.Pipeline.ChunkKey = chunkKeyName(p)
+		rep.Pipeline.Counters = res.Counters
+		rep.Pipeline.Distributions = map[string]*smoothanonpb.Distribution{}
+		for name, d := range res.Distributions {
+			pd := &smoothanonpb.Distribution{Count: d.Count, Sum: d.Sum, Min: d.Min, Max: d.Max}
+			if d.Count > 0 {
+				pd.Mean = float64(d.Sum) / float64(d.Count)
+			}
+			rep.Pipeline.Distributions[name] = pd
+		}
+	}
 	if !rep.Valid {
 		return res, fmt.Errorf("%w: nothing published", ErrVerification)
 	}
@@ -280,6 +292,17 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 		return res, fmt.Errorf("pipeline succeeded but %s was not published: %w", out, err)
 	}
 	return res, nil
+}
+
+// chunkKeyName says what leads the chunk sort key.
+func chunkKeyName(p Params) string {
+	switch {
+	case p.Hub:
+		return "hub"
+	case p.TwoHop:
+		return "two_hop"
+	}
+	return "minhash"
 }
 
 func randomID() string {

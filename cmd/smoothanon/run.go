@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -107,30 +106,14 @@ func runErr(err error) error {
 	return &exitError{code: 3, err: err}
 }
 
-// writeRunReport writes the RunReport as JSON (proto field names) with an
-// extra "beam_metrics" object of Beam counters and distributions.
+// writeRunReport writes the RunReport as JSON (protojson, proto field
+// names); Beam's counters and distributions are in pipeline.counters and
+// pipeline.distributions.
 func writeRunReport(path string, res *pipeline.Result, stdout io.Writer) error {
 	if path == "" {
 		return nil
 	}
-	js, err := protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true}.Marshal(res.Report)
-	if err != nil {
-		return err
-	}
-	var obj map[string]any
-	if err := json.Unmarshal(js, &obj); err != nil {
-		return err
-	}
-	dists := map[string]any{}
-	for name, d := range res.Distributions {
-		mean := 0.0
-		if d.Count > 0 {
-			mean = float64(d.Sum) / float64(d.Count)
-		}
-		dists[name] = map[string]any{"count": d.Count, "sum": d.Sum, "min": d.Min, "max": d.Max, "mean": mean}
-	}
-	obj["beam_metrics"] = map[string]any{"counters": res.Counters, "distributions": dists}
-	out, err := json.MarshalIndent(obj, "", "  ")
+	out, err := protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true, Multiline: true}.Marshal(res.Report)
 	if err != nil {
 		return err
 	}

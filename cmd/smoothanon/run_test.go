@@ -9,8 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 )
 
 func TestRunCommand(t *testing.T) {
@@ -42,10 +45,16 @@ func TestRunCommand(t *testing.T) {
 	if obj["valid"] != true || obj["rows"] != "400" {
 		t.Errorf("report valid=%v rows=%v, want true and \"400\"", obj["valid"], obj["rows"])
 	}
-	bm, _ := obj["beam_metrics"].(map[string]any)
-	counters, _ := bm["counters"].(map[string]any)
-	if counters["smoothanon/rows_read"] != 400.0 {
-		t.Errorf("beam_metrics counters %v, want smoothanon/rows_read = 400", counters)
+	// The report is exactly the proto: a strict protojson read accepts it.
+	var report smoothanonpb.RunReport
+	if err := protojson.Unmarshal(b, &report); err != nil {
+		t.Fatalf("report is not a RunReport: %v", err)
+	}
+	if got := report.GetPipeline().GetCounters()["smoothanon/rows_read"]; got != 400 {
+		t.Errorf("pipeline.counters[smoothanon/rows_read] = %d, want 400", got)
+	}
+	if d := report.GetPipeline().GetDistributions()["smoothanon/chunk_rows"]; d.GetSum() != 400 {
+		t.Errorf("pipeline.distributions[smoothanon/chunk_rows] = %v, want sum 400", d)
 	}
 	if pl, _ := obj["pipeline"].(map[string]any); pl["runner"] != "prism" {
 		t.Errorf("pipeline info %v, want runner prism", pl)

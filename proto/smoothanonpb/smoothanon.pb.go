@@ -274,14 +274,17 @@ func (x *SolveInfo) GetNeighbourSearch() string {
 
 // PipelineInfo describes a run of the Beam pipeline.
 type PipelineInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Runner        string                 `protobuf:"bytes,1,opt,name=runner,proto3" json:"runner,omitempty"`
-	ChunkSize     int64                  `protobuf:"varint,2,opt,name=chunk_size,json=chunkSize,proto3" json:"chunk_size,omitempty"`
-	Chunks        int64                  `protobuf:"varint,3,opt,name=chunks,proto3" json:"chunks,omitempty"`
-	ChunkRows     *Distribution          `protobuf:"bytes,4,opt,name=chunk_rows,json=chunkRows,proto3" json:"chunk_rows,omitempty"`
-	InputFiles    int64                  `protobuf:"varint,5,opt,name=input_files,json=inputFiles,proto3" json:"input_files,omitempty"`
-	OutputShards  int64                  `protobuf:"varint,6,opt,name=output_shards,json=outputShards,proto3" json:"output_shards,omitempty"`
-	Seconds       float64                `protobuf:"fixed64,7,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	Runner        string                   `protobuf:"bytes,1,opt,name=runner,proto3" json:"runner,omitempty"`
+	ChunkSize     int64                    `protobuf:"varint,2,opt,name=chunk_size,json=chunkSize,proto3" json:"chunk_size,omitempty"`
+	Chunks        int64                    `protobuf:"varint,3,opt,name=chunks,proto3" json:"chunks,omitempty"`
+	ChunkRows     *Distribution            `protobuf:"bytes,4,opt,name=chunk_rows,json=chunkRows,proto3" json:"chunk_rows,omitempty"`
+	InputFiles    int64                    `protobuf:"varint,5,opt,name=input_files,json=inputFiles,proto3" json:"input_files,omitempty"`
+	OutputShards  int64                    `protobuf:"varint,6,opt,name=output_shards,json=outputShards,proto3" json:"output_shards,omitempty"`
+	Seconds       float64                  `protobuf:"fixed64,7,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	ChunkKey      string                   `protobuf:"bytes,8,opt,name=chunk_key,json=chunkKey,proto3" json:"chunk_key,omitempty"`                                                                      // what leads the chunk sort key: "hub", "two_hop" or "minhash"
+	Counters      map[string]int64         `protobuf:"bytes,9,rep,name=counters,proto3" json:"counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`           // Beam counters, "namespace/name" summed over steps
+	Distributions map[string]*Distribution `protobuf:"bytes,10,rep,name=distributions,proto3" json:"distributions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // Beam distributions (stddev not reported by Beam)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -363,6 +366,27 @@ func (x *PipelineInfo) GetSeconds() float64 {
 		return x.Seconds
 	}
 	return 0
+}
+
+func (x *PipelineInfo) GetChunkKey() string {
+	if x != nil {
+		return x.ChunkKey
+	}
+	return ""
+}
+
+func (x *PipelineInfo) GetCounters() map[string]int64 {
+	if x != nil {
+		return x.Counters
+	}
+	return nil
+}
+
+func (x *PipelineInfo) GetDistributions() map[string]*Distribution {
+	if x != nil {
+		return x.Distributions
+	}
+	return nil
 }
 
 // RunReport is the verdict and utility of a release against its input.
@@ -610,7 +634,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\fcluster_size\x18\x06 \x01(\v2\x1b.smoothanon.v1.DistributionR\vclusterSize\x12#\n" +
 	"\rfacility_cost\x18\a \x01(\x01R\ffacilityCost\x12\x18\n" +
 	"\aseconds\x18\b \x01(\x01R\aseconds\x12)\n" +
-	"\x10neighbour_search\x18\t \x01(\tR\x0fneighbourSearch\"\xf9\x01\n" +
+	"\x10neighbour_search\x18\t \x01(\tR\x0fneighbourSearch\"\xcf\x04\n" +
 	"\fPipelineInfo\x12\x16\n" +
 	"\x06runner\x18\x01 \x01(\tR\x06runner\x12\x1d\n" +
 	"\n" +
@@ -621,7 +645,17 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\vinput_files\x18\x05 \x01(\x03R\n" +
 	"inputFiles\x12#\n" +
 	"\routput_shards\x18\x06 \x01(\x03R\foutputShards\x12\x18\n" +
-	"\aseconds\x18\a \x01(\x01R\aseconds\"\xa7\x06\n" +
+	"\aseconds\x18\a \x01(\x01R\aseconds\x12\x1b\n" +
+	"\tchunk_key\x18\b \x01(\tR\bchunkKey\x12E\n" +
+	"\bcounters\x18\t \x03(\v2).smoothanon.v1.PipelineInfo.CountersEntryR\bcounters\x12T\n" +
+	"\rdistributions\x18\n" +
+	" \x03(\v2..smoothanon.v1.PipelineInfo.DistributionsEntryR\rdistributions\x1a;\n" +
+	"\rCountersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a]\n" +
+	"\x12DistributionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
+	"\x05value\x18\x02 \x01(\v2\x1b.smoothanon.v1.DistributionR\x05value:\x028\x01\"\xa7\x06\n" +
 	"\tRunReport\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\f\n" +
 	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x12\n" +
@@ -666,25 +700,30 @@ func file_proto_smoothanon_proto_rawDescGZIP() []byte {
 	return file_proto_smoothanon_proto_rawDescData
 }
 
-var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_proto_smoothanon_proto_goTypes = []any{
 	(*Row)(nil),          // 0: smoothanon.v1.Row
 	(*Distribution)(nil), // 1: smoothanon.v1.Distribution
 	(*SolveInfo)(nil),    // 2: smoothanon.v1.SolveInfo
 	(*PipelineInfo)(nil), // 3: smoothanon.v1.PipelineInfo
 	(*RunReport)(nil),    // 4: smoothanon.v1.RunReport
+	nil,                  // 5: smoothanon.v1.PipelineInfo.CountersEntry
+	nil,                  // 6: smoothanon.v1.PipelineInfo.DistributionsEntry
 }
 var file_proto_smoothanon_proto_depIdxs = []int32{
 	1, // 0: smoothanon.v1.SolveInfo.cluster_size:type_name -> smoothanon.v1.Distribution
 	1, // 1: smoothanon.v1.PipelineInfo.chunk_rows:type_name -> smoothanon.v1.Distribution
-	1, // 2: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
-	2, // 3: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
-	3, // 4: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	5, // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
+	6, // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
+	1, // 4: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
+	2, // 5: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
+	3, // 6: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
+	1, // 7: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
+	8, // [8:8] is the sub-list for method output_type
+	8, // [8:8] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_proto_smoothanon_proto_init() }
@@ -698,7 +737,7 @@ func file_proto_smoothanon_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_smoothanon_proto_rawDesc), len(file_proto_smoothanon_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
