@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -96,34 +96,15 @@ func importNotes(st importer.Stats) string {
 	return " (" + strings.Join(notes, "; ") + ")"
 }
 
-// writeFeatureNames writes "id<TAB>name" lines to path via a temporary file;
-// a name holding a tab or line break is written Go-quoted.
+// writeFeatureNames writes "id<TAB>name" lines to path atomically; a name
+// holding a tab or line break is written Go-quoted.
 func writeFeatureNames(path string, names []string) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(tmp)
+	var b bytes.Buffer
 	for id, n := range names {
 		if strings.ContainsAny(n, "\t\r\n") {
 			n = strconv.Quote(n) // keep one line per feature
 		}
-		fmt.Fprintf(w, "%d\t%s\n", id, n)
+		fmt.Fprintf(&b, "%d\t%s\n", id, n)
 	}
-	err = w.Flush()
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return writeFileAtomic(path, b.Bytes())
 }

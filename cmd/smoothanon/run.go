@@ -6,11 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/smoothanon/smoothanon/pipeline"
 	"github.com/smoothanon/smoothanon/solver"
@@ -81,7 +78,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := pipeline.Run(ctx, p)
 	if res != nil && res.Report != nil {
-		if werr := writeRunReport(*metricsOut, res, stdout); werr != nil && err == nil {
+		if werr := writeReport(*metricsOut, res.Report, stdout); werr != nil && err == nil {
 			err = werr
 		}
 		r := res.Report
@@ -104,40 +101,4 @@ func runErr(err error) error {
 		return &exitError{code: 1, err: err}
 	}
 	return &exitError{code: 3, err: err}
-}
-
-// writeRunReport writes the RunReport as JSON (protojson, proto field
-// names); Beam's counters and distributions are in pipeline.counters and
-// pipeline.distributions.
-func writeRunReport(path string, res *pipeline.Result, stdout io.Writer) error {
-	if path == "" {
-		return nil
-	}
-	out, err := protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true, Multiline: true}.Marshal(res.Report)
-	if err != nil {
-		return err
-	}
-	out = append(out, '\n')
-	if path == "-" {
-		_, err = stdout.Write(out)
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("--metrics_out: %w", err)
-	}
-	if _, err := tmp.Write(out); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("--metrics_out: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("--metrics_out: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("--metrics_out %s: %w", path, err)
-	}
-	return nil
 }

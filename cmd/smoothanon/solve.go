@@ -8,10 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	"github.com/smoothanon/smoothanon/matrix"
-	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/verify"
 )
@@ -121,43 +118,6 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "smoothanon solve: %s %s k=%d: %d rows, %d clusters (mean %.1f, max %d), jaccard %.4f, suppressed %.4f, created %.4f, %.1fs -> %s\n",
 			v, md, *k, r.Rows, res.Info.Clusters, res.Info.ClusterSize.GetMean(), res.Info.ClusterSize.GetMax(),
 			r.Jaccard, r.SuppressedFraction, r.CreatedFraction, time.Since(start).Seconds(), *output)
-	}
-	return nil
-}
-
-// writeReport writes r as JSON to path ("" = nowhere, "-" = stdout),
-// through a temporary file renamed into place.
-func writeReport(path string, r *smoothanonpb.RunReport, stdout io.Writer) error {
-	if path == "" {
-		return nil
-	}
-	js, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true, EmitDefaultValues: true}.Marshal(r)
-	if err != nil {
-		return err
-	}
-	js = append(js, '\n')
-	if path == "-" {
-		_, err := stdout.Write(js)
-		return err
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("--metrics_out: %w", err)
-	}
-	_, err = tmp.Write(js)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("--metrics_out %s: %w", path, err)
 	}
 	return nil
 }

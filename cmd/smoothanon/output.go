@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+)
+
+// writeFileAtomic writes data to a temporary file beside path and renames it
+// into place, so path never holds a partial file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// writeReport writes r as JSON (protojson, proto field names, defaults
+// included) to path: "" is nowhere, "-" is stdout, anything else a file
+// written atomically.
+func writeReport(path string, r *smoothanonpb.RunReport, stdout io.Writer) error {
+	if path == "" {
+		return nil
+	}
+	js, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true, EmitDefaultValues: true}.Marshal(r)
+	if err != nil {
+		return err
+	}
+	js = append(js, '\n')
+	if path == "-" {
+		_, err := stdout.Write(js)
+		return err
+	}
+	if err := writeFileAtomic(path, js); err != nil {
+		return fmt.Errorf("--metrics_out %w", err)
+	}
+	return nil
+}
