@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/verify"
 )
@@ -61,11 +59,9 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	js, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true, EmitDefaultValues: true}.Marshal(r)
-	if err != nil {
+	if err := writeReport("-", r, stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s\n", js)
 	if !r.Valid {
 		for _, p := range r.Problems {
 			fmt.Fprintf(stderr, "smoothanon verify: problem: %s\n", p)
