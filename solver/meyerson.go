@@ -414,14 +414,21 @@ func (s *state) meyerson(cost []float64) (*run, error) {
 	return best, nil
 }
 
-func (s *state) meyersonOnce(cost []float64, r int) *run {
-	pr := s.pr
-	rng := rand.New(rand.NewPCG(uint64(s.p.Seed), uint64(r)+0x9e3779b97f4a7c15))
-	order := make([]int32, pr.n)
+// restartOrder is restart r's random stream and its processing order of the
+// n points (the stream continues to drive the opening decisions).
+func restartOrder(seed int64, r int, n int) (*rand.Rand, []int32) {
+	rng := rand.New(rand.NewPCG(uint64(seed), uint64(r)+0x9e3779b97f4a7c15))
+	order := make([]int32, n)
 	for i := range order {
 		order[i] = int32(i)
 	}
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	return rng, order
+}
+
+func (s *state) meyersonOnce(cost []float64, r int) *run {
+	pr := s.pr
+	rng, order := restartOrder(s.p.Seed, r, pr.n)
 	fs := newFacSet(pr, s.graph)
 	// Per point: nearest facility among those numbered < upto.
 	cf := make([]int32, pr.np)

@@ -1,7 +1,6 @@
 package solver
 
 import (
-	"math/rand/v2"
 	"slices"
 
 	"github.com/smoothanon/smoothanon/solver/internal/knn"
@@ -41,12 +40,7 @@ func (k *knnFacilities) nearestOpen(u int32) int32 {
 // same decisions.
 func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 	pr := s.pr
-	rng := rand.New(rand.NewPCG(uint64(s.p.Seed), uint64(r)+0x9e3779b97f4a7c15))
-	order := make([]int32, pr.n)
-	for i := range order {
-		order[i] = int32(i)
-	}
-	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	rng, order := restartOrder(s.p.Seed, r, pr.n)
 	perm := make([]int, pr.n)
 	kf := &knnFacilities{rowOf: make([]int32, pr.n), rowFac: make([]int32, pr.n)}
 	for i, u := range order {
