@@ -414,6 +414,22 @@ func (s *state) meyerson(cost []float64) (*run, error) {
 	return best, nil
 }
 
+// opens is Meyerson's decision for a point at distance d from the nearest
+// open facility (found is false when none is open) whose own opening cost
+// is f: open with probability min(1, d/f). It draws from rng only when the
+// outcome is random, so every caller consumes the stream alike.
+func opens(rng *rand.Rand, found bool, d int32, f float64) bool {
+	switch {
+	case !found:
+		return true
+	case d == 0:
+		return false // distance 0 joins, even when f is 0 (0/0)
+	case f == 0:
+		return true // min(1, d/0) = 1
+	}
+	return rng.Float64()*f < float64(d)
+}
+
 // restartOrder is restart r's random stream and its processing order of the
 // n points (the stream continues to drive the opening decisions).
 func restartOrder(seed int64, r int, n int) (*rand.Rand, []int32) {
@@ -449,17 +465,7 @@ func (s *state) meyersonOnce(cost []float64, r int) *run {
 			upto[p] = n
 		}
 		g, d := cf[p], cd[p]
-		open := false
-		switch {
-		case g < 0:
-			open = true
-		case d == 0:
-			// Distance 0 joins, even when the opening cost is 0 (0/0).
-		case cost[p] == 0:
-			open = true // min(1, d/0) = 1
-		default:
-			open = rng.Float64()*cost[p] < float64(d)
-		}
+		open := opens(rng, g >= 0, d, cost[p])
 		if open {
 			g = fs.add(p)
 			ru.cost += cost[p]

@@ -58,17 +58,7 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 	for i, u := range order {
 		p := pr.userPoint[u]
 		row, d, ok := kf.f.Nearest(int32(i))
-		open := false
-		switch {
-		case !ok:
-			open = true
-		case d == 0:
-			// Distance 0 joins, even when the opening cost is 0 (0/0).
-		case cost[p] == 0:
-			open = true // min(1, d/0) = 1
-		default:
-			open = rng.Float64()*cost[p] < float64(d)
-		}
+		open := opens(rng, ok, d, cost[p])
 		var g int32
 		if open {
 			kf.f.Add(int32(i))
