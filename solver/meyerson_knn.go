@@ -9,10 +9,9 @@ import (
 // knnFacilities runs a restart's facilities on knn.Facilities, over the
 // input permuted into the restart's processing order: then "lowest row",
 // knn's tie rule, is "earliest opened", the facSet tie rule, and both give
-// the same clustering. knn's prefix-filtered search with entry signatures
-// stays faster on large power-law data (see knnFacilitiesLoad), though its
-// open-entry bitsets still make a query read popular features' lists in
-// time linear in the rows (64 entries a word).
+// the same clustering. knn's prefix-filtered search with entry signatures,
+// over lists of the open facilities only, stays faster on large power-law
+// data (see knnFacilitiesLoad).
 type knnFacilities struct {
 	f      *knn.Facilities
 	rowOf  []int32 // canonical user -> row of the permuted input

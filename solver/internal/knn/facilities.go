@@ -26,9 +26,13 @@ type Facilities struct {
 	openList []int32
 	listPos  []int32 // group -> position in openList, -1 when closed
 
-	// Prefix strategy: open filters over the inverted index.
-	open *openSet
-	s    *searcher
+	// Prefix strategy: lists of the open groups, open groups by degree
+	// (bit i of openDeg is set when P.byDeg[i] is open; none is open
+	// below degLo).
+	ol      *openLists
+	openDeg []uint64
+	degLo   int64
+	s       *searcher
 }
 
 type facShared struct {
@@ -37,7 +41,7 @@ type facShared struct {
 	nb    *Graph   // optional neighbour lists (UseNeighbours)
 	bits  []uint64 // Bitset
 	words int
-	P     *postings // Prefix
+	P     *postings // Prefix: degrees and signatures only
 }
 
 // NewFacilities prepares an empty facility set over the rows of m. It
@@ -53,7 +57,7 @@ func NewFacilities(m *matrix.Matrix, opts Options) *Facilities {
 	case Bitset:
 		sh.bits, sh.words = bitsets(x)
 	default:
-		sh.P = buildPostings(x)
+		sh.P = buildDegrees(x)
 	}
 	return newFacilities(sh)
 }
@@ -76,11 +80,8 @@ func newFacilities(sh *facShared) *Facilities {
 			f.listPos[g] = -1
 		}
 	} else {
-		f.open = &openSet{
-			post:  make([]uint64, (len(x.gFeat)+63)/64+1),
-			deg:   make([]uint64, (ng+63)/64+1),
-			label: f.minOpen,
-		}
+		f.ol = newOpenLists(x.ncols)
+		f.openDeg = make([]uint64, (ng+63)/64+1)
 		f.s = newSearcher(x, sh.P)
 	}
 	return f
@@ -130,11 +131,11 @@ func (f *Facilities) Add(row int32) {
 	f.count++
 	g := f.sh.x.groupOf[row]
 	f.gCount[g]++
-	if f.minOpen[g] < 0 || row < f.minOpen[g] {
-		f.minOpen[g] = row
-	}
 	if f.gCount[g] == 1 {
+		f.minOpen[g] = row
 		f.setGroup(g, true)
+	} else if row < f.minOpen[g] {
+		f.relabel(g, row)
 	}
 }
 
@@ -150,21 +151,35 @@ func (f *Facilities) Remove(row int32) {
 	g := x.groupOf[row]
 	f.gCount[g]--
 	if f.gCount[g] == 0 {
-		f.minOpen[g] = -1
 		f.setGroup(g, false)
+		f.minOpen[g] = -1
 		return
 	}
 	if f.minOpen[g] == row {
 		for _, r := range x.rowsOf(g) {
 			if r > row && f.openRow[r] {
-				f.minOpen[g] = r
+				f.relabel(g, r)
 				break
 			}
 		}
 	}
 }
 
-// setGroup marks group g open or closed in the search structure.
+// relabel sets the lowest open row of the open group g.
+func (f *Facilities) relabel(g, row int32) {
+	if f.ol != nil {
+		F := f.sh.x.feats(g)
+		f.ol.remove(F, g, f.minOpen[g])
+		f.minOpen[g] = row
+		sig, lig := f.sh.P.sig(F)
+		f.ol.insert(F, g, row, sig, lig)
+		return
+	}
+	f.minOpen[g] = row
+}
+
+// setGroup marks group g open or closed in the search structure; its
+// label minOpen[g] is set.
 func (f *Facilities) setGroup(g int32, open bool) {
 	if f.sh.strat == Bitset {
 		if open {
@@ -180,17 +195,16 @@ func (f *Facilities) setGroup(g int32, open bool) {
 		}
 		return
 	}
-	x, P, o := f.sh.x, f.sh.P, f.open
-	set := func(b []uint64, i int64) {
-		if open {
-			b[i>>6] |= 1 << (uint(i) & 63)
-		} else {
-			b[i>>6] &^= 1 << (uint(i) & 63)
-		}
-	}
-	set(o.deg, int64(P.degPos[g]))
-	for e := x.gOff[g]; e < x.gOff[g+1]; e++ {
-		set(o.post, P.entryPos[e])
+	P, F := f.sh.P, f.sh.x.feats(g)
+	i := int64(P.degPos[g])
+	if open {
+		f.openDeg[i>>6] |= 1 << (uint(i) & 63)
+		f.degLo = min(f.degLo, i)
+		sig, lig := P.sig(F)
+		f.ol.insert(F, g, f.minOpen[g], sig, lig)
+	} else {
+		f.openDeg[i>>6] &^= 1 << (uint(i) & 63)
+		f.ol.remove(F, g, f.minOpen[g])
 	}
 }
 
@@ -232,7 +246,7 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 		if seed != ^uint64(0) {
 			t.push(seed) // a bound from the start; run may improve on it
 		}
-		f.s.run(u, f.open, nil)
+		f.nearestOpen(u)
 		best = t.h[0]
 	}
 	return int32(uint32(best)), int32(best >> 32), true

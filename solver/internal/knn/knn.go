@@ -45,8 +45,10 @@
 //
 // Facilities uses the same strategy as KNearest would: with Bitset a query
 // scans the open distinct rows (O(open) popcounts); with Prefix it runs the
-// search above for k = 1, restricted by bitsets of the open entries of every
-// list, so closed rows are skipped 64 at a time. Given the KNearest graph
+// search above for k = 1 over lists that hold only the open distinct rows
+// (kept in the same (degree, position) runs, each run by tie-break label,
+// updated on every Add and Remove), so a query's work and memory traffic
+// follow the open facilities, not all rows. Given the KNearest graph
 // (UseNeighbours), a query whose neighbour list holds an open facility
 // closer than the list's last distance is answered from the list alone.
 package knn

@@ -22,11 +22,17 @@ type postings struct {
 	sb       []subBlock
 	// heavyFrom is the first rank of the (up to) 64 most frequent features.
 	heavyFrom int32
-	// entryPos[gOff[g]+q] is where group g's q-th feature sits in the lists.
-	entryPos []int64
 }
 
 func buildPostings(x *index) *postings {
+	P := buildDegrees(x)
+	fillPostings(P, x)
+	return P
+}
+
+// buildDegrees fills the parts of the postings that do not depend on the
+// lists: byDeg, degStart, degPos and heavyFrom (all Facilities needs).
+func buildDegrees(x *index) *postings {
 	ng := x.numGroups()
 	P := &postings{}
 	maxDeg := int32(0)
@@ -50,6 +56,15 @@ func buildPostings(x *index) *postings {
 		P.degPos[g] = cur[d]
 		cur[d]++
 	}
+	P.heavyFrom = int32(max(x.ncols-64, 0))
+	return P
+}
+
+// fillPostings builds the lists of P (see postings).
+func fillPostings(P *postings, x *index) {
+	ng := x.numGroups()
+	start := P.degStart
+	maxDeg := int32(len(start) - 2)
 	entries := len(x.gFeat)
 	P.pOff = make([]int64, x.ncols+1)
 	for _, r := range x.gFeat {
@@ -61,8 +76,6 @@ func buildPostings(x *index) *postings {
 	P.ent = make([]entry, entries)
 	pd := make([]int32, entries) // degree and position of each entry
 	pq := make([]int32, entries)
-	P.heavyFrom = int32(max(x.ncols-64, 0))
-	P.entryPos = make([]int64, entries)
 	fill := append([]int64(nil), P.pOff[:x.ncols]...)
 	gsig := make([]uint64, 2*ng)
 	for g := 0; g < ng; g++ {
@@ -78,7 +91,6 @@ func buildPostings(x *index) *postings {
 				fill[r]++
 				P.ent[pos] = entry{g: g, sig: gsig[2*g], lig: gsig[2*g+1]}
 				pd[pos], pq[pos] = d, q
-				P.entryPos[e] = pos
 			}
 		}
 	}
@@ -103,7 +115,6 @@ func buildPostings(x *index) *postings {
 			}
 		}
 	}
-	return P
 }
 
 // subBlock is a run of entries of one list with equal degree and position,
@@ -137,15 +148,6 @@ func (P *postings) sig(f []int32) (heavy, light uint64) {
 func overlapBound(da, ha int, sa, la uint64, db int, sb, lb uint64) int {
 	hb := bits.OnesCount64(sb)
 	return bits.OnesCount64(sa&sb) + min(db-hb-bits.OnesCount64(lb&^la), da-ha-bits.OnesCount64(la&^lb))
-}
-
-// openSet restricts a search to some groups: bit i of post is set when the
-// group of posting entry i is open, bit i of deg when byDeg[i] is open,
-// and label[g] is the key (lowest open row) used to order open groups.
-type openSet struct {
-	post  []uint64
-	deg   []uint64
-	label []int32
 }
 
 // nextSet is the index of the first set bit of b in [from, to), or to.
@@ -193,16 +195,13 @@ func newSearcher(x *index, P *postings) *searcher {
 const inf = 1 << 30
 
 // run fills s.top (capacity set by the caller) with the nearest groups to
-// group u other than u, keyed dist<<32 | label. With open == nil every
-// group counts and the label is the group id; else only open groups count
-// and the label is the group's lowest open row.
+// group u other than u, keyed dist<<32 | group.
 //
-// A candidate enters when (dist, label) < (D, L), the worst kept key. Ties
-// at D matter only for labels below L; as groups within one posting
-// sub-block ascend, and a group's label is at least its first row (which
-// ascends with the group), a sub-block that can only produce ties is cut
-// at the first group whose first row exceeds L.
-func (s *searcher) run(u int32, open *openSet, hint []int32) {
+// A candidate enters when (dist, group) < (D, L), the worst kept key. Ties
+// at D matter only for groups below L; as groups within one posting
+// sub-block ascend, a sub-block that can only produce ties is cut at the
+// first group above L.
+func (s *searcher) run(u int32, hint []int32) {
 	x, P, t := s.x, s.P, &s.top
 	if t.n == 0 {
 		return
@@ -222,19 +221,6 @@ func (s *searcher) run(u int32, open *openSet, hint []int32) {
 	}
 	su, lu := P.sig(F)
 	hu := bits.OnesCount64(su)
-	label := func(v int32) uint64 {
-		if open == nil {
-			return uint64(v)
-		}
-		return uint64(open.label[v])
-	}
-	// lowLabel is a lower bound of label(v), ascending with v.
-	lowLabel := func(v int32) int64 {
-		if open == nil {
-			return int64(v)
-		}
-		return int64(x.members[x.mStart[v]])
-	}
 	D, L := inf, int64(1)<<62
 	refresh := func() {
 		if t.full() {
@@ -250,7 +236,7 @@ func (s *searcher) run(u int32, open *openSet, hint []int32) {
 		f := x.feats(v)
 		d := len(f)
 		need := (a + d - D + 1) >> 1 // overlap for dist <= D
-		if int64(label(v)) > L {
+		if int64(v) > L {
 			need = (a + d - D + 2) >> 1 // overlap for dist < D
 		}
 		c := 0
@@ -261,14 +247,14 @@ func (s *searcher) run(u int32, open *openSet, hint []int32) {
 				return
 			}
 		}
-		t.push(uint64(a+d-2*c)<<32 | label(v))
+		t.push(uint64(a+d-2*c)<<32 | uint64(v))
 		refresh()
 	}
 	nd := int64(len(P.byDeg))
 
 	// Hinted groups (likely neighbours) first: a tight bound early on.
 	for _, v := range hint {
-		if seen[v] != st && (open == nil || open.label[v] >= 0) {
+		if seen[v] != st {
 			seen[v] = st
 			verify(v)
 		}
@@ -276,9 +262,6 @@ func (s *searcher) run(u int32, open *openSet, hint []int32) {
 
 	// Seed with the smallest groups: a finite bound early on.
 	for i := int64(0); !t.full(); i++ {
-		if open != nil {
-			i = nextSet(open.deg, i, nd)
-		}
 		if i >= nd {
 			break
 		}
@@ -308,17 +291,11 @@ func (s *searcher) run(u int32, open *openSet, hint []int32) {
 			needS := (a + d - D + 2) >> 1
 			tiesOnly := q > d-needS || a-p < needS || d > D-1+a-2*p
 			end := sbs[bi+1].start
-			for b := sb.start; ; b++ {
-				if open != nil {
-					b = nextSet(open.post, b, end)
-				}
-				if b >= end {
-					break
-				}
+			for b := sb.start; b < end; b++ {
 				s.scan++
 				e := &P.ent[b]
 				v := e.g
-				if tiesOnly && lowLabel(v) > L {
+				if tiesOnly && int64(v) > L {
 					break
 				}
 				// Overlap bound from the signatures alone (no access to v).
@@ -348,22 +325,16 @@ func (s *searcher) run(u int32, open *openSet, hint []int32) {
 	for d := 0; d <= D-a && d < len(P.degStart)-1; d++ {
 		key := uint64(a+d) << 32
 		end := int64(P.degStart[d+1])
-		for i := int64(P.degStart[d]); ; i++ {
-			if open != nil {
-				i = nextSet(open.deg, i, end)
-			}
-			if i >= end {
-				break
-			}
+		for i := int64(P.degStart[d]); i < end; i++ {
 			v := P.byDeg[i]
 			if seen[v] == st {
 				continue
 			}
-			k := key | label(v)
+			k := key | uint64(v)
 			if k >= t.bound() {
-				// Only a tie at D with a lower label could still enter;
-				// later groups of this degree have labels above lowLabel(v).
-				if lowLabel(v) > L {
+				// Only a tie at D with a lower group could still enter;
+				// later groups of this degree are above v.
+				if int64(v) > L {
 					break
 				}
 				continue
@@ -395,7 +366,7 @@ func searchPrefix(x *index, kOf func(int32) int, workers int) *groupLists {
 		for i := lo; i < hi; i++ {
 			u := order[i]
 			s.top.reset(kOf(u))
-			s.run(u, nil, hint)
+			s.run(u, hint)
 			list := nb.key[nb.off[u]:nb.off[u+1]]
 			s.top.sortedInto(list)
 			hint = append(hint[:0], u)

@@ -1,0 +1,229 @@
+package knn
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// openLists is the Prefix strategy's index of the open groups of one
+// Facilities: per feature rank, the open groups holding it, in runs of
+// equal (degree, position of the feature in the group) sorted by (degree,
+// position), each run sorted by label (the group's lowest open row, the
+// tie-break key). It holds only open groups, so a query reads compact
+// lists whose length grows with the open facilities, not with the rows,
+// and which stay in cache.
+type openLists struct {
+	lists [][]openRun // feature rank -> runs
+}
+
+// openRun is the open groups of one degree and position in one list.
+type openRun struct {
+	d, q int32
+	e    []openEntry
+}
+
+// openEntry is one open group in a list, with its label and signatures.
+type openEntry struct {
+	g, label int32
+	sig, lig uint64
+}
+
+func newOpenLists(ncols int) *openLists {
+	return &openLists{lists: make([][]openRun, ncols)}
+}
+
+// insert adds group g (features F, signatures sig/lig) with label.
+func (o *openLists) insert(F []int32, g, label int32, sig, lig uint64) {
+	d := int32(len(F))
+	ent := openEntry{g: g, label: label, sig: sig, lig: lig}
+	for q, r := range F {
+		runs := o.lists[r]
+		i, found := slices.BinarySearchFunc(runs, [2]int32{d, int32(q)}, cmpRun)
+		if !found {
+			runs = slices.Insert(runs, i, openRun{d: d, q: int32(q)})
+			o.lists[r] = runs
+		}
+		e := runs[i].e
+		if n := len(e); n == 0 || e[n-1].label < label {
+			runs[i].e = append(e, ent) // the common case: rows open in order
+			continue
+		}
+		j, _ := slices.BinarySearchFunc(e, label, func(x openEntry, l int32) int { return int(x.label - l) })
+		runs[i].e = slices.Insert(e, j, ent)
+	}
+}
+
+// remove deletes group g, inserted with label.
+func (o *openLists) remove(F []int32, g, label int32) {
+	d := int32(len(F))
+	for q, r := range F {
+		runs := o.lists[r]
+		i, found := slices.BinarySearchFunc(runs, [2]int32{d, int32(q)}, cmpRun)
+		if !found {
+			panic("knn: open group missing from its list")
+		}
+		e := runs[i].e
+		j, found := slices.BinarySearchFunc(e, label, func(x openEntry, l int32) int { return int(x.label - l) })
+		if !found || e[j].g != g {
+			panic("knn: open group missing from its run")
+		}
+		e = slices.Delete(e, j, j+1)
+		if len(e) == 0 {
+			o.lists[r] = slices.Delete(runs, i, i+1)
+		} else {
+			runs[i].e = e
+		}
+	}
+}
+
+func cmpRun(r openRun, k [2]int32) int {
+	if r.d != k[0] {
+		return int(r.d - k[0])
+	}
+	return int(r.q - k[1])
+}
+
+// nearestOpen fills s.top (capacity 1, possibly holding a seed key) with
+// the nearest open group to the closed group u, keyed dist<<32 | label.
+// It is run's search restricted to the open groups, over openLists:
+//
+// A candidate enters when (dist, label) < (D, L), the worst kept key. Ties
+// at D matter only for labels below L; runs ascend by label, so a run that
+// can only produce ties is cut at the first label above L. Groups sharing
+// nothing with u are searched by degree; there labels are bounded below by
+// the group's first row, which ascends with the group.
+func (f *Facilities) nearestOpen(u int32) {
+	s, x, P, o := f.s, f.sh.x, f.sh.P, f.ol
+	t := &s.top
+	s.stamp++
+	if s.stamp == 0 {
+		clear(s.seen)
+		clear(s.mark)
+		s.stamp = 1
+	}
+	st, seen, mark := s.stamp, s.seen, s.mark
+	seen[u] = st
+	F := x.feats(u)
+	a := len(F)
+	for _, r := range F {
+		mark[r] = st
+	}
+	su, lu := P.sig(F)
+	hu := bits.OnesCount64(su)
+	D, L := inf, int64(1)<<62
+	refresh := func() {
+		if t.full() {
+			b := t.bound()
+			D, L = int(b>>32), int64(uint32(b))
+		}
+	}
+	refresh() // the caller may have offered a key already
+	// verify computes the exact distance of v and offers it, giving up as
+	// soon as v cannot reach the overlap it needs to enter.
+	verify := func(v, label int32) {
+		s.cand++
+		fv := x.feats(v)
+		d := len(fv)
+		need := (a + d - D + 1) >> 1 // overlap for dist <= D
+		if int64(label) > L {
+			need = (a + d - D + 2) >> 1 // overlap for dist < D
+		}
+		c := 0
+		for i, r := range fv {
+			if mark[r] == st {
+				c++
+			} else if c+d-1-i < need {
+				return
+			}
+		}
+		t.push(uint64(a+d-2*c)<<32 | uint64(uint32(label)))
+		refresh()
+	}
+	nd := int64(len(P.byDeg))
+
+	// Seed with the smallest open group: a finite bound early on.
+	if !t.full() {
+		f.degLo = nextSet(f.openDeg, f.degLo, nd)
+		if f.degLo < nd {
+			v := P.byDeg[f.degLo]
+			seen[v] = st
+			verify(v, f.minOpen[v])
+		}
+	}
+
+	// Candidates sharing a feature: prefix, length and positional filters.
+	// In list p, a group of degree d whose feature sits at position q can
+	// share at most 1+min(a-p-1, d-q-1) features with u if p is the first
+	// feature they share (true for every group that can enter, when met).
+	for p := 0; p < a; p++ {
+		runs := o.lists[F[p]]
+		for bi := 0; bi < len(runs); {
+			rn := &runs[bi]
+			d, q := int(rn.d), int(rn.q)
+			need := (a + d - D + 1) >> 1
+			if d > D+a-2*p || a-p < need {
+				break // larger degrees fail too
+			}
+			if q > d-need {
+				for bi++; bi < len(runs) && int(runs[bi].d) == d; bi++ {
+				}
+				continue // later positions of this degree fail too
+			}
+			needS := (a + d - D + 2) >> 1
+			tiesOnly := q > d-needS || a-p < needS || d > D-1+a-2*p
+			for j := range rn.e {
+				s.scan++
+				e := &rn.e[j]
+				if tiesOnly && int64(e.label) > L {
+					break
+				}
+				// Overlap bound from the signatures alone (no access to v).
+				if overlapBound(a, hu, su, lu, d, e.sig, e.lig) < need {
+					continue
+				}
+				v := e.g
+				if seen[v] == st {
+					continue
+				}
+				seen[v] = st
+				oldD := D
+				verify(v, e.label)
+				if D != oldD {
+					needS = (a + d - D + 2) >> 1
+					tiesOnly = q > d-needS || a-p < needS || d > D-1+a-2*p
+					if need = (a + d - D + 1) >> 1; q > d-need || a-p < need {
+						break
+					}
+				}
+			}
+			bi++
+		}
+	}
+
+	// Candidates sharing nothing: distance a+d. Within one degree, groups
+	// ascend, and so do their first rows, lower bounds of their labels: the
+	// first one that cannot enter even on a tie ends the degree.
+	for d := 0; d <= D-a && d < len(P.degStart)-1; d++ {
+		key := uint64(a+d) << 32
+		end := int64(P.degStart[d+1])
+		for i := int64(P.degStart[d]); ; i++ {
+			i = nextSet(f.openDeg, i, end)
+			if i >= end {
+				break
+			}
+			v := P.byDeg[i]
+			if seen[v] == st {
+				continue
+			}
+			k := key | uint64(uint32(f.minOpen[v]))
+			if k >= t.bound() {
+				if int64(x.members[x.mStart[v]]) > L {
+					break
+				}
+				continue
+			}
+			t.push(k)
+			refresh()
+		}
+	}
+}
