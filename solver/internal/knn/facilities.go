@@ -10,17 +10,23 @@ import (
 // Facilities is a dynamic set of open facilities, each a row of the matrix,
 // answering exact nearest-open-facility queries for any row.
 //
-// The read-only part (row groups, and the bitsets or the inverted index) is
-// built once by NewFacilities and shared by Empty copies, so independent
-// restarts can run on separate goroutines. A single Facilities is not safe
-// for concurrent use.
+// The read-only part (row groups, bitsets or degrees, and the optional
+// neighbour graph) is built once by NewFacilities and shared by Empty and
+// EmptyOrdered copies, so independent restarts can run on separate
+// goroutines. A single Facilities is not safe for concurrent use.
+//
+// Ties between facilities at equal distance go to the lower label: the row
+// index, or the row's position in the order given to EmptyOrdered.
 type Facilities struct {
 	sh *facShared
 
 	openRow []bool
 	count   int
 	gCount  []int32 // open rows per group
-	minOpen []int32 // lowest open row per group, -1 when none
+	minOpen []int32 // lowest label of an open row per group, -1 when none
+	// rank[row] is the label of row and order[label] its row; both nil
+	// when labels are the rows.
+	rank, order []int32
 
 	// Bitset strategy: open groups in a dense list.
 	openList []int32
@@ -32,7 +38,11 @@ type Facilities struct {
 	ol      *openLists
 	openDeg []uint64
 	degLo   int64
-	s       *searcher
+	// byDegHeap[d] holds (label<<32 | group) keys of the open groups of
+	// degree d, a min-heap with stale keys (closed or relabelled groups)
+	// dropped when they reach the top.
+	byDegHeap [][]uint64
+	s         *searcher
 }
 
 type facShared struct {
@@ -82,6 +92,7 @@ func newFacilities(sh *facShared) *Facilities {
 	} else {
 		f.ol = newOpenLists(x.ncols)
 		f.openDeg = make([]uint64, (ng+63)/64+1)
+		f.byDegHeap = make([][]uint64, len(sh.P.degStart)-1)
 		f.s = newSearcher(x, sh.P)
 	}
 	return f
@@ -103,8 +114,48 @@ func (f *Facilities) UseNeighbours(g *Graph) error {
 }
 
 // Empty returns a new, empty facility set over the same matrix, sharing
-// the read-only index with f (cheap: no index is rebuilt).
+// the read-only index with f (cheap: no index is rebuilt). Ties go to the
+// lower row.
 func (f *Facilities) Empty() *Facilities { return newFacilities(f.sh) }
+
+// EmptyOrdered is Empty with ties going to the row earlier in order, a
+// permutation of the rows (order[i] is the i-th row). It panics when order
+// is not a permutation of the rows.
+func (f *Facilities) EmptyOrdered(order []int32) *Facilities {
+	n := len(f.openRow)
+	if len(order) != n {
+		panic(fmt.Sprintf("knn: order of %d rows for %d facility rows", len(order), n))
+	}
+	e := newFacilities(f.sh)
+	e.order = order
+	e.rank = make([]int32, n)
+	for i := range e.rank {
+		e.rank[i] = -1
+	}
+	for i, r := range order {
+		if r < 0 || int(r) >= n || e.rank[r] >= 0 {
+			panic(fmt.Sprintf("knn: order is not a permutation of the %d rows", n))
+		}
+		e.rank[r] = int32(i)
+	}
+	return e
+}
+
+// label is row's tie-break label.
+func (f *Facilities) label(row int32) int32 {
+	if f.rank == nil {
+		return row
+	}
+	return f.rank[row]
+}
+
+// rowOf is the row of a label.
+func (f *Facilities) rowOf(label int32) int32 {
+	if f.order == nil {
+		return label
+	}
+	return f.order[label]
+}
 
 // Strategy is the search strategy in use ("bitset" or "prefix").
 func (f *Facilities) Strategy() string { return f.sh.strat.String() }
@@ -131,11 +182,11 @@ func (f *Facilities) Add(row int32) {
 	f.count++
 	g := f.sh.x.groupOf[row]
 	f.gCount[g]++
-	if f.gCount[g] == 1 {
-		f.minOpen[g] = row
+	if l := f.label(row); f.gCount[g] == 1 {
+		f.minOpen[g] = l
 		f.setGroup(g, true)
-	} else if row < f.minOpen[g] {
-		f.relabel(g, row)
+	} else if l < f.minOpen[g] {
+		f.relabel(g, l)
 	}
 }
 
@@ -155,27 +206,76 @@ func (f *Facilities) Remove(row int32) {
 		f.minOpen[g] = -1
 		return
 	}
-	if f.minOpen[g] == row {
+	if f.minOpen[g] == f.label(row) {
+		l := int32(-1)
 		for _, r := range x.rowsOf(g) {
-			if r > row && f.openRow[r] {
-				f.relabel(g, r)
-				break
+			if f.openRow[r] && (l < 0 || f.label(r) < l) {
+				l = f.label(r)
 			}
 		}
+		f.relabel(g, l)
 	}
 }
 
-// relabel sets the lowest open row of the open group g.
-func (f *Facilities) relabel(g, row int32) {
+// relabel sets the lowest label of the open group g.
+func (f *Facilities) relabel(g, label int32) {
 	if f.ol != nil {
 		F := f.sh.x.feats(g)
 		f.ol.remove(F, g, f.minOpen[g])
-		f.minOpen[g] = row
+		f.minOpen[g] = label
 		sig, lig := f.sh.P.sig(F)
-		f.ol.insert(F, g, row, sig, lig)
+		f.ol.insert(F, g, label, sig, lig)
+		f.pushDeg(g)
 		return
 	}
-	f.minOpen[g] = row
+	f.minOpen[g] = label
+}
+
+// pushDeg offers the open group g under its current label to the heap of
+// its degree.
+func (f *Facilities) pushDeg(g int32) {
+	d := f.sh.x.deg(g)
+	h := append(f.byDegHeap[d], uint64(f.minOpen[g])<<32|uint64(g))
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	f.byDegHeap[d] = h
+}
+
+// minOfDegree is the lowest label of an open group of degree d, or -1.
+func (f *Facilities) minOfDegree(d int) int32 {
+	h := f.byDegHeap[d]
+	for len(h) > 0 {
+		l, g := int32(h[0]>>32), int32(uint32(h[0]))
+		if f.minOpen[g] == l {
+			return l // live: g is open with this label
+		}
+		// Stale: pop.
+		n := len(h) - 1
+		h[0] = h[n]
+		h = h[:n]
+		for i := 0; ; {
+			c := 2*i + 1
+			if c >= n {
+				break
+			}
+			if c+1 < n && h[c+1] < h[c] {
+				c++
+			}
+			if h[i] <= h[c] {
+				break
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+		f.byDegHeap[d] = h
+	}
+	return -1
 }
 
 // setGroup marks group g open or closed in the search structure; its
@@ -202,6 +302,7 @@ func (f *Facilities) setGroup(g int32, open bool) {
 		f.degLo = min(f.degLo, i)
 		sig, lig := P.sig(F)
 		f.ol.insert(F, g, f.minOpen[g], sig, lig)
+		f.pushDeg(g)
 	} else {
 		f.openDeg[i>>6] &^= 1 << (uint(i) & 63)
 		f.ol.remove(F, g, f.minOpen[g])
@@ -209,8 +310,8 @@ func (f *Facilities) setGroup(g int32, open bool) {
 }
 
 // Nearest returns the open facility nearest to row and its distance; ties
-// go to the lower row index. ok is false when no facility is open. A row
-// that is itself open is its own nearest facility (distance 0).
+// go to the lower label (see Facilities). ok is false when no facility is
+// open. A row that is itself open is its own nearest facility (distance 0).
 func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 	f.checkRow(row)
 	if f.count == 0 {
@@ -219,22 +320,24 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 	x := f.sh.x
 	u := x.groupOf[row]
 	if f.gCount[u] > 0 {
-		return f.minOpen[u], 0, true
+		return f.rowOf(f.minOpen[u]), 0, true
 	}
 	seed := ^uint64(0)
 	if g := f.sh.nb; g != nil && g.K > 0 {
+		// Every row nearer than the last listed distance is listed, so
+		// the best open one below it is the answer; else the best open
+		// one seeds the search. Lists ascend by distance.
 		idx, dist := g.Row(int(row))
 		for i, j := range idx {
-			if f.openRow[j] {
-				// Every row nearer than the last listed distance is listed,
-				// so an open one below it is the answer (rows are listed by
-				// (distance, index), as ties are broken).
-				if dist[i] < dist[g.K-1] || g.K == x.rows-1 {
-					return j, dist[i], true
-				}
-				seed = uint64(dist[i])<<32 | uint64(j)
+			if seed != ^uint64(0) && uint64(dist[i]) > seed>>32 {
 				break
 			}
+			if f.openRow[j] {
+				seed = min(seed, uint64(dist[i])<<32|uint64(f.label(j)))
+			}
+		}
+		if seed != ^uint64(0) && (int32(seed>>32) < dist[g.K-1] || g.K == x.rows-1) {
+			return f.rowOf(int32(uint32(seed))), int32(seed >> 32), true
 		}
 	}
 	var best uint64
@@ -249,7 +352,7 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 		f.nearestOpen(u)
 		best = t.h[0]
 	}
-	return int32(uint32(best)), int32(best >> 32), true
+	return f.rowOf(int32(uint32(best))), int32(best >> 32), true
 }
 
 func (f *Facilities) nearestBitset(u int32) uint64 {

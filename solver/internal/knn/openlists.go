@@ -14,6 +14,9 @@ import (
 // and which stay in cache.
 type openLists struct {
 	lists [][]openRun // feature rank -> runs
+	// some has bit r set when list r is not empty: a query skips the
+	// empty lists of its rare features without touching them.
+	some []uint64
 }
 
 // openRun is the open groups of one degree and position in one list.
@@ -29,7 +32,7 @@ type openEntry struct {
 }
 
 func newOpenLists(ncols int) *openLists {
-	return &openLists{lists: make([][]openRun, ncols)}
+	return &openLists{lists: make([][]openRun, ncols), some: make([]uint64, (ncols+63)/64)}
 }
 
 // insert adds group g (features F, signatures sig/lig) with label.
@@ -42,6 +45,7 @@ func (o *openLists) insert(F []int32, g, label int32, sig, lig uint64) {
 		if !found {
 			runs = slices.Insert(runs, i, openRun{d: d, q: int32(q)})
 			o.lists[r] = runs
+			o.some[r>>6] |= 1 << (uint(r) & 63)
 		}
 		e := runs[i].e
 		if n := len(e); n == 0 || e[n-1].label < label {
@@ -69,7 +73,11 @@ func (o *openLists) remove(F []int32, g, label int32) {
 		}
 		e = slices.Delete(e, j, j+1)
 		if len(e) == 0 {
-			o.lists[r] = slices.Delete(runs, i, i+1)
+			runs = slices.Delete(runs, i, i+1)
+			o.lists[r] = runs
+			if len(runs) == 0 {
+				o.some[r>>6] &^= 1 << (uint(r) & 63)
+			}
 		} else {
 			runs[i].e = e
 		}
@@ -89,9 +97,7 @@ func cmpRun(r openRun, k [2]int32) int {
 //
 // A candidate enters when (dist, label) < (D, L), the worst kept key. Ties
 // at D matter only for labels below L; runs ascend by label, so a run that
-// can only produce ties is cut at the first label above L. Groups sharing
-// nothing with u are searched by degree; there labels are bounded below by
-// the group's first row, which ascends with the group.
+// can only produce ties is cut at the first label above L.
 func (f *Facilities) nearestOpen(u int32) {
 	s, x, P, o := f.s, f.sh.x, f.sh.P, f.ol
 	t := &s.top
@@ -141,11 +147,14 @@ func (f *Facilities) nearestOpen(u int32) {
 	}
 	nd := int64(len(P.byDeg))
 
-	// Seed with the smallest open group: a finite bound early on.
-	if !t.full() {
-		f.degLo = nextSet(f.openDeg, f.degLo, nd)
-		if f.degLo < nd {
-			v := P.byDeg[f.degLo]
+	// The smallest open group: its degree bounds all the others', and it
+	// seeds the search with a finite bound.
+	f.degLo = nextSet(f.openDeg, f.degLo, nd)
+	dmin := 0
+	if f.degLo < nd {
+		v := P.byDeg[f.degLo]
+		dmin = int(x.deg(v))
+		if !t.full() {
 			seen[v] = st
 			verify(v, f.minOpen[v])
 		}
@@ -156,6 +165,12 @@ func (f *Facilities) nearestOpen(u int32) {
 	// share at most 1+min(a-p-1, d-q-1) features with u if p is the first
 	// feature they share (true for every group that can enter, when met).
 	for p := 0; p < a; p++ {
+		if dmin > D+a-2*p || a-p < (a+dmin-D+1)>>1 {
+			break // every run of this list and the later ones fails
+		}
+		if r := F[p]; o.some[r>>6]&(1<<(uint(r)&63)) == 0 {
+			continue
+		}
 		runs := o.lists[F[p]]
 		for bi := 0; bi < len(runs); {
 			rn := &runs[bi]
@@ -200,29 +215,14 @@ func (f *Facilities) nearestOpen(u int32) {
 		}
 	}
 
-	// Candidates sharing nothing: distance a+d. Within one degree, groups
-	// ascend, and so do their first rows, lower bounds of their labels: the
-	// first one that cannot enter even on a tie ends the degree.
+	// Candidates sharing nothing: distance a+d. Of degree d, only the open
+	// group of lowest label can be the answer. Offering (a+d, label) for
+	// it is exact even if it shares features with u: its true key is then
+	// smaller, and was offered above or is beaten by the bound already,
+	// and so is every other group of degree d.
 	for d := 0; d <= D-a && d < len(P.degStart)-1; d++ {
-		key := uint64(a+d) << 32
-		end := int64(P.degStart[d+1])
-		for i := int64(P.degStart[d]); ; i++ {
-			i = nextSet(f.openDeg, i, end)
-			if i >= end {
-				break
-			}
-			v := P.byDeg[i]
-			if seen[v] == st {
-				continue
-			}
-			k := key | uint64(uint32(f.minOpen[v]))
-			if k >= t.bound() {
-				if int64(x.members[x.mStart[v]]) > L {
-					break
-				}
-				continue
-			}
-			t.push(k)
+		if l := f.minOfDegree(d); l >= 0 {
+			t.push(uint64(a+d)<<32 | uint64(l))
 			refresh()
 		}
 	}
