@@ -15,17 +15,26 @@ import (
 	"github.com/smoothanon/smoothanon/importer"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/transforms"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
 var (
 	benchRows     = flag.Int64("pipeline_rows", 1_000_000, "rows of the generated user lists in BenchmarkUserLists")
-	benchTwoHop   = flag.Bool("pipeline_twohop", false, "chunk with the two-hop MinHash key")
-	benchHub      = flag.Bool("pipeline_hub", false, "chunk with the hub (most frequent feature) key")
+	benchKey      = flag.String("pipeline_key", "spectral", "leading chunk key: spectral, hub, two_hop or minhash")
+	benchIters    = flag.Int("pipeline_iterations", 0, "rounds of the spectral key (0 = default)")
 	benchRunner   = flag.String("pipeline_runner", "prism", "runner of the pipeline benchmarks (flink needs -pipeline_endpoint)")
 	benchEndpoint = flag.String("pipeline_endpoint", "", "job server endpoint for -pipeline_runner flink/universal (LOOPBACK workers)")
 	benchWhole    = flag.Bool("pipeline_whole", false, "BenchmarkDBLP also solves dblp whole in one process and reports the Jaccard gap")
 )
+
+func key(b *testing.B) transforms.Key {
+	k, err := transforms.ParseKey(*benchKey)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return k
+}
 
 // peakRSSMB is this process's peak resident set (VmHWM) in MB.
 func peakRSSMB() float64 {
@@ -120,7 +129,7 @@ func BenchmarkDBLP(b *testing.B) {
 	}
 	input := writeParts(b, b.TempDir(), m, 4)
 	b.ResetTimer()
-	res := runBench(b, Params{Input: input, K: 8, ChunkSize: 100_000, Seed: 1, TwoHop: *benchTwoHop, Hub: *benchHub})
+	res := runBench(b, Params{Input: input, K: 8, ChunkSize: 100_000, Seed: 1, Key: key(b), SpectralIterations: *benchIters})
 	if *benchWhole {
 		b.StopTimer()
 		start := time.Now()
@@ -155,5 +164,5 @@ func BenchmarkUserLists(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	runBench(b, Params{Input: filepath.Join(dir, "in.parquet"), K: 8, ChunkSize: 100_000, Seed: 1, TwoHop: *benchTwoHop, Hub: *benchHub})
+	runBench(b, Params{Input: filepath.Join(dir, "in.parquet"), K: 8, ChunkSize: 100_000, Seed: 1, Key: key(b), SpectralIterations: *benchIters})
 }

@@ -61,12 +61,12 @@ type Params struct {
 	// Beta, Restarts, Variant and Workers are passed to the solver. Optional; solver defaults.
 	Beta, Restarts, Workers int
 	Variant                 solver.Variant
-	// TwoHop leads the chunking key with a two-hop MinHash (see
-	// transforms.SignatureParams). Optional; default false.
-	TwoHop bool
-	// Hub leads the chunking key with the row's most frequent feature (see
-	// transforms.SignatureParams). Optional; default false; not with TwoHop.
-	Hub bool
+	// Key leads the chunking sort key (see transforms.Key). Optional;
+	// default transforms.KeySpectral.
+	Key transforms.Key
+	// SpectralIterations is the number of averaging rounds of the spectral
+	// key. Optional; default transforms.DefaultSpectralIterations.
+	SpectralIterations int
 	// Shards is the number of output files. Optional; default 0 = one per ~1M rows.
 	Shards int64
 	// Runner is a Beam runner name: prism, flink, universal, dataflow. Optional; default prism.
@@ -97,8 +97,11 @@ func CheckParams(p Params) error {
 	if cs < 2*int64(p.K) {
 		return fmt.Errorf("chunk size %d below 2k=%d", cs, 2*p.K)
 	}
-	if p.TwoHop && p.Hub {
-		return errors.New("two-hop and hub keys are exclusive")
+	if p.Key < transforms.KeySpectral || p.Key > transforms.KeyMinHash {
+		return fmt.Errorf("invalid chunk key %d", int(p.Key))
+	}
+	if p.SpectralIterations < 0 || p.SpectralIterations > 1000 {
+		return fmt.Errorf("spectral iterations %d, want 1..1000 (0 means the default %d)", p.SpectralIterations, transforms.DefaultSpectralIterations)
 	}
 	if p.Shards < 0 {
 		return fmt.Errorf("shards %d, want >= 0", p.Shards)
@@ -164,7 +167,7 @@ func build(p Params, files []string, staging string, tamper tamperFunc) *beam.Pi
 	sort.Strings(files)
 	pl, s := beam.NewPipelineWithRoot()
 	rows := transforms.Read(s, beam.CreateList(s, files))
-	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, TwoHop: p.TwoHop, Hub: p.Hub})
+	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, Key: p.Key, Iterations: p.SpectralIterations})
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K)})
 	out, chunkStats := transforms.Solve(s, chunks, transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed,
 		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Workers: p.Workers})
@@ -271,7 +274,7 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 		res.Counters, res.Distributions = collectMetrics(pr.Metrics())
 	}
 	if rep.Pipeline != nil {
-		rep.Pipeline.ChunkKey = chunkKeyName(p)
+		rep.Pipeline.ChunkKey = p.Key.String()
 		rep.Pipeline.Counters = res.Counters
 		rep.Pipeline.Distributions = map[string]*smoothanonpb.Distribution{}
 		for name, d := range res.Distributions {
@@ -292,17 +295,6 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 		return res, fmt.Errorf("pipeline succeeded but %s was not published: %w", out, err)
 	}
 	return res, nil
-}
-
-// chunkKeyName says what leads the chunk sort key.
-func chunkKeyName(p Params) string {
-	switch {
-	case p.Hub:
-		return "hub"
-	case p.TwoHop:
-		return "two_hop"
-	}
-	return "minhash"
 }
 
 func randomID() string {

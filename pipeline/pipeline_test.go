@@ -163,16 +163,19 @@ func TestRunPrismVerifiesAndIsDeterministic(t *testing.T) {
 	}
 }
 
-// TestRunKeys chunks by the two-hop and the hub keys: still valid,
-// balanced, and deterministic across input file order.
+// TestRunKeys chunks by every leading key: still valid, balanced, and
+// deterministic across input file order.
 func TestRunKeys(t *testing.T) {
-	for _, key := range []string{"twohop", "hub"} {
-		t.Run(key, func(t *testing.T) {
+	for _, key := range []transforms.Key{transforms.KeySpectral, transforms.KeyHub, transforms.KeyTwoHop, transforms.KeyMinHash} {
+		t.Run(key.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			in, files := writeInput(t, dir, gen.SBMParams{N: 800, S: 40, Q: 0.4, P: 0.01, Seed: 8})
 			p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "a"), K: 4, ChunkSize: 200, Seed: 2,
-				TwoHop: key == "twohop", Hub: key == "hub", Shards: 2}
+				Key: key, Shards: 2}
 			res := runOK(t, p)
+			if got := res.Report.Pipeline.ChunkKey; got != key.String() {
+				t.Errorf("report chunk key %q, want %q", got, key)
+			}
 			if cr := res.Report.Pipeline.ChunkRows; cr.Count != 4 || cr.Min < 120 || cr.Max > 280 {
 				t.Errorf("chunk rows %+v, want 4 chunks of 200±80", cr)
 			}
@@ -205,7 +208,7 @@ func TestTwoHopChunksBalanced(t *testing.T) {
 	dir := t.TempDir()
 	_, files := writeInput(t, dir, gen.SBMParams{N: 39000, S: 10, Q: 0.3, P: 0.00002, Seed: 1})
 	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 13000,
-		Seed: 1, TwoHop: true, Restarts: 1}
+		Seed: 1, Key: transforms.KeyTwoHop, Restarts: 1}
 	res := runOK(t, p)
 	if cr := res.Report.Pipeline.ChunkRows; cr.Count != 3 || cr.Min < 10000 || cr.Max > 16000 {
 		t.Errorf("chunk rows %+v, want 3 chunks of 13000±3000", cr)
@@ -265,7 +268,8 @@ func TestCheckParams(t *testing.T) {
 		{"shards", func(p *Params) { p.Shards = -1 }, "shards -1"},
 		{"workers", func(p *Params) { p.Workers = -2 }, "workers -2"},
 		{"runner", func(p *Params) { p.Runner = "spork" }, `"spork"`},
-		{"keys", func(p *Params) { p.TwoHop, p.Hub = true, true }, "exclusive"},
+		{"key", func(p *Params) { p.Key = 7 }, "invalid chunk key 7"},
+		{"iterations", func(p *Params) { p.SpectralIterations = -1 }, "spectral iterations -1"},
 	}
 	for _, c := range cases {
 		p := ok

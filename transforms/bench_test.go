@@ -21,7 +21,7 @@ func BenchmarkShuffleBytes(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		user, feats := g.Row(int64(i % 100_000))
 		r := Row{User: user, Features: feats}
-		sr := SigRow{Hop: 1, Sig: h.Sign(feats), Row: r}
+		sr := SigRow{Lead: 1, Sig: h.Sign(feats), Row: r}
 		kept := feats[:len(feats)/2]
 		sig += int64(len(encSigRow(sr)) + 8) // + chunk id key
 		out += int64(len(encOutRow(OutRow{User: user, In: feats, Out: kept})))

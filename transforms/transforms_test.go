@@ -22,9 +22,9 @@ func TestCodersRoundTrip(t *testing.T) {
 		if err != nil || got.User != r.User || len(got.Features) != len(r.Features) || (len(r.Features) > 0 && !reflect.DeepEqual(got.Features, r.Features)) {
 			t.Errorf("Row %+v -> %+v, %v", r, got, err)
 		}
-		sr := SigRow{Hop: 77, Sig: lsh.New(3).Sign(r.Features), Row: r}
+		sr := SigRow{Lead: 77, Sig: lsh.New(3).Sign(r.Features), Row: r}
 		gs, err := decSigRow(encSigRow(sr))
-		if err != nil || gs.Hop != 77 || gs.Sig != sr.Sig || gs.Row.User != r.User || len(gs.Row.Features) != len(r.Features) {
+		if err != nil || gs.Lead != 77 || gs.Sig != sr.Sig || gs.Row.User != r.User || len(gs.Row.Features) != len(r.Features) {
 			t.Errorf("SigRow %+v -> %+v, %v", sr, gs, err)
 		}
 		or := OutRow{User: r.User, In: r.Features, Out: []uint32{2, 9}}
@@ -129,7 +129,7 @@ func TestBoundsAndChunkOf(t *testing.T) {
 	a := SigRow{Sig: lsh.Signature{1}, Row: Row{User: "b"}}
 	c := SigRow{Sig: lsh.Signature{1}, Row: Row{User: "c"}}
 	d := SigRow{Sig: lsh.Signature{2}, Row: Row{User: "a"}}
-	e := SigRow{Hop: 1, Sig: lsh.Signature{0}, Row: Row{User: "a"}}
+	e := SigRow{Lead: 1, Sig: lsh.Signature{0}, Row: Row{User: "a"}}
 	order := []SigRow{a, c, d, e}
 	for i := 1; i < len(order); i++ {
 		if bytes.Compare(order[i-1].SortKey(), order[i].SortKey()) >= 0 || compareSigRows(order[i-1], order[i]) >= 0 {

@@ -35,20 +35,20 @@ type RowGroup struct {
 	Group int64
 }
 
-// SigRow is a row with its MinHash signature and optional two-hop key
-// (see SignatureParams.TwoHop; 0 when unused).
+// SigRow is a row with its MinHash signature and the leading sort key
+// chosen by SignatureParams.Key (0 for KeyMinHash).
 type SigRow struct {
-	Hop uint64
-	Sig lsh.Signature
-	Row Row
+	Lead uint64
+	Sig  lsh.Signature
+	Row  Row
 }
 
-// SortKey is the chunking order of a row: its two-hop key and signature as
+// SortKey is the chunking order of a row: its leading key and signature as
 // big-endian bytes, then its user id, so ties between equal signatures
 // break deterministically.
 func (r SigRow) SortKey() []byte {
 	k := make([]byte, 0, 8+lsh.KeyBytes+len(r.Row.User))
-	k = binary.BigEndian.AppendUint64(k, r.Hop)
+	k = binary.BigEndian.AppendUint64(k, r.Lead)
 	k = r.Sig.AppendKey(k)
 	return append(k, r.Row.User...)
 }
@@ -56,9 +56,9 @@ func (r SigRow) SortKey() []byte {
 // compareSigRows orders rows by SortKey without building keys.
 func compareSigRows(a, b SigRow) int {
 	switch {
-	case a.Hop < b.Hop:
+	case a.Lead < b.Lead:
 		return -1
-	case a.Hop > b.Hop:
+	case a.Lead > b.Lead:
 		return 1
 	}
 	if c := a.Sig.Compare(b.Sig); c != 0 {
@@ -206,7 +206,7 @@ func decRowGroup(b []byte) (RowGroup, error) {
 
 func encSigRow(r SigRow) []byte {
 	e := enc{b: make([]byte, 0, 8+lsh.KeyBytes+len(r.Row.User)+2*len(r.Row.Features)+4)}
-	e.u64(r.Hop)
+	e.u64(r.Lead)
 	for _, v := range r.Sig {
 		e.u64(v)
 	}
@@ -218,7 +218,7 @@ func encSigRow(r SigRow) []byte {
 func decSigRow(b []byte) (SigRow, error) {
 	d := dec{b: b}
 	var r SigRow
-	r.Hop = d.u64()
+	r.Lead = d.u64()
 	for j := range r.Sig {
 		r.Sig[j] = d.u64()
 	}

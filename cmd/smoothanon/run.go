@@ -11,6 +11,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/pipeline"
 	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/transforms"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -44,8 +45,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "target rows per chunk solved together (at least 2k)")
 	seed := fs.Int64("seed", 0, "random seed; same input, seed and chunk size give the same release on every runner")
 	shards := fs.Int64("shards", 0, "output files (0 = one per ~1M rows)")
-	hub := fs.Bool("hub", true, "lead the chunking key with each row's most frequent feature: on dblp within ~1 Jaccard point of a whole-data solve, vs ~4 for plain MinHash order (costs a shuffle of all entries); --hub=false for plain MinHash order")
-	twoHop := fs.Bool("two_hop", false, "lead the chunking key with a two-hop MinHash instead (implies --hub=false)")
+	chunkKey := fs.String("chunk_key", "spectral", "what leads the chunk sort order: spectral (a smoothed coordinate that keeps communities in one chunk; per iteration one pass over the rows and a shuffle of per-bundle feature sums), hub (most frequent feature), two_hop (two-hop MinHash) or minhash (plain MinHash, no extra pass)")
+	iterations := fs.Int("spectral_iterations", transforms.DefaultSpectralIterations, "averaging rounds of --chunk_key=spectral")
 	variant := fs.String("variant", "improved", "solver variant: improved or paper")
 	beta := fs.Int("beta", solver.DefaultBeta, "solver beta")
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "solver restarts per chunk")
@@ -63,12 +64,16 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr("--variant: %v", err)
 	}
-	if *twoHop {
-		*hub = false
+	key, err := transforms.ParseKey(*chunkKey)
+	if err != nil {
+		return usageErr("--chunk_key: %v", err)
+	}
+	if *iterations < 1 {
+		return usageErr("--spectral_iterations=%d, want at least 1", *iterations)
 	}
 	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, K: *k, Mode: md,
 		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: v, Beta: *beta, Restarts: *restarts,
-		Workers: *workers, Runner: *runners.Runner, TwoHop: *twoHop, Hub: *hub}
+		Workers: *workers, Runner: *runners.Runner, Key: key, SpectralIterations: *iterations}
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}

@@ -82,6 +82,8 @@ func TestRunCommand(t *testing.T) {
 		{"run", "--input", in, "--output", out + "2", "--k", "1"},
 		{"run", "--input", in, "--output", out + "2", "--k", "4", "--mode", "fuzzy"},
 		{"run", "--input", in, "--k", "4"},
+		{"run", "--input", in, "--output", out + "2", "--k", "4", "--chunk_key", "lsh"},
+		{"run", "--input", in, "--output", out + "2", "--k", "4", "--spectral_iterations", "0"},
 	} {
 		if code := runMain(bad, &stdout, &stderr); code != 2 {
 			t.Errorf("%q: exit %d, want 2", bad, code)

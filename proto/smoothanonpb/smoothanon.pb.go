@@ -282,7 +282,7 @@ type PipelineInfo struct {
 	InputFiles    int64                    `protobuf:"varint,5,opt,name=input_files,json=inputFiles,proto3" json:"input_files,omitempty"`
 	OutputShards  int64                    `protobuf:"varint,6,opt,name=output_shards,json=outputShards,proto3" json:"output_shards,omitempty"`
 	Seconds       float64                  `protobuf:"fixed64,7,opt,name=seconds,proto3" json:"seconds,omitempty"`
-	ChunkKey      string                   `protobuf:"bytes,8,opt,name=chunk_key,json=chunkKey,proto3" json:"chunk_key,omitempty"`                                                                      // what leads the chunk sort key: "hub", "two_hop" or "minhash"
+	ChunkKey      string                   `protobuf:"bytes,8,opt,name=chunk_key,json=chunkKey,proto3" json:"chunk_key,omitempty"`                                                                      // what leads the chunk sort key: "spectral", "hub", "two_hop" or "minhash"
 	Counters      map[string]int64         `protobuf:"bytes,9,rep,name=counters,proto3" json:"counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`           // Beam counters, "namespace/name" summed over steps
 	Distributions map[string]*Distribution `protobuf:"bytes,10,rep,name=distributions,proto3" json:"distributions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // Beam distributions (stddev not reported by Beam)
 	unknownFields protoimpl.UnknownFields
