@@ -8,13 +8,14 @@ BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build test vet bench bench-pipeline bench-scaling quality proto demo fuzz flink-jobserver
+.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
 	@echo "make test    vet + all tests"
 	@echo "make bench   benchmarks (medians via benchstat)"
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
+	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
 	@echo "make bench-scaling  solver ns/row on 1e4..1e6 generated rows"
 	@echo "make quality the quality table, written into README.md"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
@@ -65,9 +66,16 @@ bench-scaling:
 # The pipeline on dblp (prism; compared with the whole-data solve) and on 1e6
 # generated user lists; shuffle bytes per row for the cost model.
 bench-pipeline:
-	GOMEMLIMIT=2GiB $(GO) test ./pipeline -run '^$$' -bench DBLP -benchtime 1x -pipeline_hub -pipeline_whole -timeout 30m -v | grep -v level=INFO
-	GOMEMLIMIT=4GiB $(GO) test ./pipeline -run '^$$' -bench UserLists -benchtime 1x -pipeline_hub -timeout 40m -v | grep -v level=INFO
+	$(GO) test ./pipeline -run '^$$' -bench DBLP -benchtime 1x -pipeline_whole -timeout 30m -v | grep -v level=INFO
+	GOMEMLIMIT=4GiB $(GO) test ./pipeline -run '^$$' -bench UserLists -benchtime 1x -timeout 40m -v | grep -v level=INFO
 	$(GO) test ./transforms -run '^$$' -bench ShuffleBytes
+
+# ROWS (default 1e7) generated user lists through a local embedded Flink
+# (job server from Maven Central, LOOPBACK workers): wall, peak memory of the
+# Go and Java processes, peak spill size, Jaccard.
+ROWS ?= 10000000
+bench-flink:
+	bash deploy/flink/bench-local.sh $(ROWS)
 
 # The quality table (k = 8, 10 seeds, every dataset in ../shared/data/raw),
 # printed and written into README.md between the quality markers.

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Run `smoothanon run` on a local embedded Flink (Beam's Flink job server,
+# LOOPBACK workers) over generated power-law user lists, and print wall time,
+# peak memory of both processes, peak spill-directory size and the report.
+#
+#   deploy/flink/bench-local.sh [ROWS] [extra smoothanon run flags...]
+#
+# ROWS defaults to 10,000,000. Environment:
+#   WORK      work directory (default /tmp/smoothanon-flink-bench); the input
+#             is generated once per ROWS and kept there
+#   JVM_HEAP  job server heap (default 6g)
+#   PORT      job server port (default 8099)
+# The Flink configuration written to $WORK/conf/flink-conf.yaml is the one
+# deploy/README.md recommends for large inputs: blocking batch exchanges,
+# sort/spill buffers from managed memory, spills under $WORK/flink-tmp.
+set -euo pipefail
+
+rows=${1:-10000000}
+shift || true
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=${WORK:-/tmp/smoothanon-flink-bench}
+port=${PORT:-8099}
+heap=${JVM_HEAP:-6g}
+mkdir -p "$work/conf" "$work/flink-tmp"
+
+(cd "$root" && go build -o "$work/smoothanon" ./cmd/smoothanon)
+bin=$work/smoothanon
+input=$work/userlists-$rows.parquet
+if [[ ! -f $input ]]; then
+	echo "generating $rows rows into $input" >&2
+	"$bin" gen --model userlists --rows "$rows" --columns 1000000 --mean_degree 10 --zipf 1.1 --seed 1 --output "$input"
+fi
+
+cat >"$work/conf/flink-conf.yaml" <<EOF
+parallelism.default: $(nproc)
+taskmanager.numberOfTaskSlots: $(nproc)
+taskmanager.memory.managed.fraction: 0.4
+execution.batch-shuffle-mode: ALL_EXCHANGES_BLOCKING
+io.tmp.dirs: $work/flink-tmp
+EOF
+
+args=$(bash "$here/fetch-jobserver.sh")
+java --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED \
+	--add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED \
+	--add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED \
+	--add-opens=java.base/java.util.concurrent=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
+	"-Xmx$heap" @"$args" --job-host=127.0.0.1 --job-port="$port" --artifact-port=0 --expansion-port=0 \
+	--flink-master='[local]' --flink-conf-dir="$work/conf" >"$work/jobserver.log" 2>&1 &
+jvm=$!
+trap 'kill $jvm 2>/dev/null || true' EXIT
+for _ in $(seq 120); do
+	if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+	if ! kill -0 $jvm 2>/dev/null; then
+		echo "job server exited; see $work/jobserver.log" >&2
+		exit 1
+	fi
+	sleep 1
+done
+
+# Sample the JVM's resident set and the spill directory while the job runs
+# (VmHWM of a process is only readable while it lives).
+(
+	peak_jvm=0 peak_tmp=0
+	while kill -0 $jvm 2>/dev/null; do
+		r=$(awk '/^VmHWM:/{print $2}' /proc/$jvm/status 2>/dev/null || echo 0)
+		t=$(du -sk "$work/flink-tmp" 2>/dev/null | cut -f1)
+		((r > peak_jvm)) && peak_jvm=$r
+		((t > peak_tmp)) && peak_tmp=$t
+		echo "$peak_jvm $peak_tmp" >"$work/peaks"
+		sleep 5
+	done
+) &
+
+rm -rf "$work/out"
+start=$(date +%s)
+/usr/bin/time -v -o "$work/go.time" "$bin" run --runner flink --endpoint "127.0.0.1:$port" \
+	--environment_type LOOPBACK --input "$input" --output "$work/out" --k 8 --mode smooth \
+	--chunk_size 100000 --seed 1 --metrics_out "$work/report.json" "$@" 2>"$work/run.log"
+end=$(date +%s)
+sleep 6
+read -r peak_jvm peak_tmp <"$work/peaks"
+go_rss=$(awk -F': ' '/Maximum resident/{print $2}' "$work/go.time")
+python3 - "$work/report.json" "$rows" "$((end - start))" "$go_rss" "$peak_jvm" "$peak_tmp" <<'PY'
+import json, sys
+rep, rows, wall, go_kb, jvm_kb, tmp_kb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+r = json.load(open(rep))
+p = r.get("pipeline", {})
+print(f"flink local: {rows} rows, {p.get('chunks')} chunks, wall {wall} s, {rows/wall:.0f} rows/s, "
+      f"Go peak RSS {go_kb/1e6:.2f} GB, JVM peak RSS {jvm_kb/1e6:.2f} GB, spill peak {tmp_kb/1e6:.2f} GB, "
+      f"Jaccard {r.get('jaccard', 0):.4f}, valid {r.get('valid')}")
+PY
