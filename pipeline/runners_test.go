@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
 	"github.com/smoothanon/smoothanon/gen"
@@ -38,13 +39,19 @@ func newRunnerFixture(t *testing.T) *runnerFixture {
 	return &runnerFixture{dir: dir, in: in, params: p, want: want}
 }
 
-// check runs the fixture on another runner and compares the release with
-// prism's byte for byte, then verifies it.
+// check runs the fixture on another runner with LOOPBACK workers and
+// compares the release with prism's byte for byte, then verifies it.
 func (f *runnerFixture) check(t *testing.T, runner, endpoint string) {
 	t.Helper()
+	f.checkEnv(t, runner, endpoint, "LOOPBACK")
+}
+
+// checkEnv is check with the given --environment_type.
+func (f *runnerFixture) checkEnv(t *testing.T, runner, endpoint, env string) {
+	t.Helper()
 	p := f.params
-	p.Output = filepath.Join(f.dir, runner)
-	p.Runner, p.Endpoint, p.EnvironmentType = runner, endpoint, "LOOPBACK"
+	p.Output = filepath.Join(f.dir, runner+"-"+env)
+	p.Runner, p.Endpoint, p.EnvironmentType = runner, endpoint, env
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	res := func() *Result {
@@ -170,8 +177,12 @@ func beamSDKVersion() string {
 
 // TestFlinkMatchesPrism starts Beam's Flink job server (embedded local
 // Flink cluster) on free loopback ports, runs the pipeline with
-// --runner=flink --environment_type=LOOPBACK, and requires prism's release
-// byte for byte. Without the jar it skips, unless CI is set: then it fails.
+// --runner=flink, and requires prism's release byte for byte: once with
+// LOOPBACK workers (in this process), once with PROCESS workers (Beam's Go
+// boot loader, started by Flink, fetches the staged --worker_binary — the
+// smoothanon binary — and starts it with --worker=true, the path Dataflow
+// and cluster workers take). Without the jar it skips, unless CI is set:
+// then it fails.
 func TestFlinkMatchesPrism(t *testing.T) {
 	launch := flinkJobServer()
 	if launch == nil {
@@ -232,7 +243,25 @@ func TestFlinkMatchesPrism(t *testing.T) {
 			t.Logf("job server log:\n%s", tail(b, 5000))
 		}
 	}()
-	f.check(t, "flink", fmt.Sprintf("localhost:%d", jobPort))
+	endpoint := fmt.Sprintf("localhost:%d", jobPort)
+	t.Run("loopback", func(t *testing.T) { f.check(t, "flink", endpoint) })
+	t.Run("process", func(t *testing.T) {
+		bin := t.TempDir()
+		boot, worker := filepath.Join(bin, "boot"), filepath.Join(bin, "smoothanon")
+		for _, b := range [][]string{
+			{"build", "-o", boot, "github.com/apache/beam/sdks/v2/go/container"},
+			{"build", "-o", worker, "../cmd/smoothanon"},
+		} {
+			if out, err := exec.Command("go", b...).CombinedOutput(); err != nil {
+				t.Fatalf("go %s: %v\n%s", strings.Join(b, " "), err, out)
+			}
+		}
+		cfg, wb := *jobopts.EnvironmentConfig, *jobopts.WorkerBinary
+		*jobopts.EnvironmentConfig = fmt.Sprintf(`{"command": %q}`, boot)
+		*jobopts.WorkerBinary = worker
+		defer func() { *jobopts.EnvironmentConfig, *jobopts.WorkerBinary = cfg, wb }()
+		f.checkEnv(t, "flink", endpoint, "PROCESS")
+	})
 }
 
 func tail(b []byte, n int) []byte {
