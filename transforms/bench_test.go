@@ -29,6 +29,16 @@ func BenchmarkShuffleBytes(b *testing.B) {
 		class += int64(len(encClassAcc(ClassAcc{Rows: 1, Out: kept, Hits: make([]int64, len(kept))})) + 16)
 		n++
 	}
+	// One spectral round: a bundle of 1e5 rows sends one block entry per
+	// distinct feature it touched (fewer bytes per row in larger bundles).
+	sums := bundleSums{}
+	for i := int64(0); i < 100_000; i++ {
+		_, feats := g.Row(i)
+		sums.add(feats, i%(1<<29)-1<<28)
+	}
+	var round int64
+	sums.flush(func(_ int64, fb featBlock) { round += int64(len(encFeatBlock(fb))) + 8 })
+	b.ReportMetric(float64(round)/100_000, "B/row_spectral_round@1e5")
 	b.ReportMetric(float64(sig)/float64(n), "B/row_chunk_gbk")
 	b.ReportMetric(float64(class)/float64(n), "B/row_class_combine")
 	b.ReportMetric(float64(row)/float64(n), "B/row_write_gbk")
