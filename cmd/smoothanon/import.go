@@ -27,7 +27,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	input := fs.String("input", "", "input file, plain or gzip (required)")
 	output := fs.String("output", "", "output Parquet file, written atomically (required)")
 	undirected := fs.Bool("undirected", false, "edges: add the reverse of every edge")
-	dedupe := fs.String("dedupe", "refuse", "repeated user ids: refuse or union")
+	dedupe := dedupeFlag(fs, "repeated user ids: refuse or union")
 	features := fs.String("features", "", "adult, playstore: also write the feature names as \"id<TAB>name\" lines to this file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -42,11 +42,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	case filepath.Clean(*output) == filepath.Clean(*input):
 		return usageErr("--output %s is the input file", *output)
 	}
-	policy, err := matrix.ParseDedupePolicy(*dedupe)
-	if err != nil {
-		return usageErr("--dedupe: %v", err)
-	}
-	opts := importer.Options{Undirected: *undirected, Dedupe: policy}
+	opts := importer.Options{Undirected: *undirected, Dedupe: *dedupe}
 	if err := importer.CheckOptions(*format, opts); err != nil {
 		return usageErr("%v", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/smoothanon/smoothanon/pipeline"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
-	"github.com/smoothanon/smoothanon/verify"
 )
 
 func init() {
@@ -41,13 +40,13 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	output := fs.String("output", "", "release directory of sharded Parquet files (required; must not exist or be empty)")
 	overwrite := fs.Bool("overwrite", false, "replace a non-empty --output")
 	k := fs.Int("k", 0, "smallest class size (required, at least 2)")
-	mode := fs.String("mode", "smooth", "smooth or nonsmooth")
+	mode := modeFlag(fs)
 	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "target rows per chunk solved together (at least 2k)")
 	seed := fs.Int64("seed", 0, "random seed; same input, seed and chunk size give the same release on every runner")
 	shards := fs.Int64("shards", 0, "output files (0 = one per ~1M rows)")
-	chunkKey := fs.String("chunk_key", "spectral", "what leads the chunk sort order: spectral (a smoothed coordinate that keeps communities in one chunk; per iteration one pass over the rows and a shuffle of per-bundle feature sums), hub (most frequent feature), two_hop (two-hop MinHash) or minhash (plain MinHash, no extra pass)")
+	chunkKey := chunkKeyFlag(fs)
 	iterations := fs.Int("spectral_iterations", transforms.DefaultSpectralIterations, "averaging rounds of --chunk_key=spectral")
-	variant := fs.String("variant", "improved", "solver variant: improved or paper")
+	variant := variantFlag(fs)
 	beta := fs.Int("beta", solver.DefaultBeta, "solver beta")
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "solver restarts per chunk")
 	workers := fs.Int("workers", 0, "solver goroutines per chunk (0 = GOMAXPROCS)")
@@ -56,24 +55,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	md, err := verify.ParseMode(*mode)
-	if err != nil {
-		return usageErr("--mode: %v", err)
-	}
-	v, err := solver.ParseVariant(*variant)
-	if err != nil {
-		return usageErr("--variant: %v", err)
-	}
-	key, err := transforms.ParseKey(*chunkKey)
-	if err != nil {
-		return usageErr("--chunk_key: %v", err)
-	}
 	if *iterations < 1 {
 		return usageErr("--spectral_iterations=%d, want at least 1", *iterations)
 	}
-	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, K: *k, Mode: md,
-		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: v, Beta: *beta, Restarts: *restarts,
-		Workers: *workers, Runner: *runners.Runner, Key: key, SpectralIterations: *iterations}
+	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, K: *k, Mode: *mode,
+		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: *variant, Beta: *beta, Restarts: *restarts,
+		Workers: *workers, Runner: *runners.Runner, Key: *chunkKey, SpectralIterations: *iterations}
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}

@@ -26,15 +26,15 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
 	output := fs.String("output", "", "release Parquet file, written atomically (required)")
 	k := fs.Int("k", 0, "smallest cluster size (required, at least 1)")
-	mode := fs.String("mode", "smooth", "smooth or nonsmooth")
-	variant := fs.String("variant", "improved", "improved (Alg2 + split + refine) or paper (Alg2 as in the paper)")
+	mode := modeFlag(fs)
+	variant := variantFlag(fs)
 	beta := fs.Int("beta", solver.DefaultBeta, "facility cost uses the beta·k nearest users, alpha = 1/beta (at least 1)")
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "random orders of Meyerson's algorithm (at least 1)")
 	seed := fs.Int64("seed", 0, "random seed; same input and seed give the same release")
 	workers := fs.Int("workers", 0, "goroutines (0 = GOMAXPROCS); does not change the result")
 	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) to this file atomically; - for stdout")
 	quiet := fs.Bool("quiet", false, "no progress or summary on stderr")
-	dedupe := fs.String("dedupe", "refuse", "repeated user ids in the input: refuse or union")
+	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -52,18 +52,6 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	case *workers < 0:
 		return usageErr("--workers = %d, must be at least 0", *workers)
 	}
-	md, err := verify.ParseMode(*mode)
-	if err != nil {
-		return usageErr("--mode: %v", err)
-	}
-	v, err := solver.ParseVariant(*variant)
-	if err != nil {
-		return usageErr("--variant: %v", err)
-	}
-	policy, err := matrix.ParseDedupePolicy(*dedupe)
-	if err != nil {
-		return usageErr("--dedupe: %v", err)
-	}
 	if files, err := matrix.ListFiles(*input); err == nil {
 		for _, f := range files {
 			if filepath.Clean(f) == filepath.Clean(*output) {
@@ -71,13 +59,13 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	p := solver.Params{K: *k, Mode: md, Beta: *beta, Restarts: *restarts, Seed: *seed, Variant: v, Workers: *workers}
+	p := solver.Params{K: *k, Mode: *mode, Beta: *beta, Restarts: *restarts, Seed: *seed, Variant: *variant, Workers: *workers}
 	if err := solver.CheckParams(p, *k); err != nil { // rows checked after reading
 		return usageErr("%v", err)
 	}
 
 	start := time.Now()
-	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: policy})
+	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe})
 	if err != nil {
 		return inputErr(err)
 	}
@@ -94,7 +82,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	r, err := verify.Check(in, res.Release, verify.Params{K: *k, Mode: md})
+	r, err := verify.Check(in, res.Release, verify.Params{K: *k, Mode: *mode})
 	if err != nil {
 		return err
 	}
@@ -116,7 +104,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*quiet {
 		fmt.Fprintf(stderr, "smoothanon solve: %s %s k=%d: %d rows, %d clusters (mean %.1f, max %d), jaccard %.4f, suppressed %.4f, created %.4f, %.1fs -> %s\n",
-			v, md, *k, r.Rows, res.Info.Clusters, res.Info.ClusterSize.GetMean(), res.Info.ClusterSize.GetMax(),
+			*variant, *mode, *k, r.Rows, res.Info.Clusters, res.Info.ClusterSize.GetMean(), res.Info.ClusterSize.GetMax(),
 			r.Jaccard, r.SuppressedFraction, r.CreatedFraction, time.Since(start).Seconds(), *output)
 	}
 	return nil

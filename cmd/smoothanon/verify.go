@@ -21,8 +21,8 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
 	output := fs.String("output", "", "release to check, same forms as --input (required)")
 	k := fs.Int("k", 0, "smallest allowed class size (required, at least 1)")
-	mode := fs.String("mode", "smooth", "smooth or nonsmooth")
-	dedupe := fs.String("dedupe", "refuse", "repeated user ids in the input: refuse or union (as given to the anonymizer); repeats in the release are always reported")
+	mode := modeFlag(fs)
+	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union (as given to the anonymizer); repeats in the release are always reported")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -34,20 +34,12 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	case *k < 1:
 		return usageErr("--k = %d, must be at least 1", *k)
 	}
-	md, err := verify.ParseMode(*mode)
-	if err != nil {
-		return usageErr("--mode: %v", err)
-	}
-	policy, err := matrix.ParseDedupePolicy(*dedupe)
-	if err != nil {
-		return usageErr("--dedupe: %v", err)
-	}
-	params := verify.Params{K: *k, Mode: md}
+	params := verify.Params{K: *k, Mode: *mode}
 	if err := verify.CheckParams(params); err != nil {
 		return usageErr("%v", err)
 	}
 
-	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: policy, AllowEmpty: true})
+	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe, AllowEmpty: true})
 	if err != nil {
 		return inputErr(err)
 	}
@@ -66,10 +58,10 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		for _, p := range r.Problems {
 			fmt.Fprintf(stderr, "smoothanon verify: problem: %s\n", p)
 		}
-		return &exitError{code: 1, err: fmt.Errorf("%s is not a %s %d-anonymous release of %s", *output, md, *k, *input)}
+		return &exitError{code: 1, err: fmt.Errorf("%s is not a %s %d-anonymous release of %s", *output, *mode, *k, *input)}
 	}
 	fmt.Fprintf(stderr, "smoothanon verify: valid %s %d-anonymous release: %d rows, %d classes (min %d), jaccard %.4f\n",
-		md, *k, r.Rows, r.Classes, r.MinClass, r.Jaccard)
+		*mode, *k, r.Rows, r.Classes, r.MinClass, r.Jaccard)
 	return nil
 }
 

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/transforms"
+	"github.com/smoothanon/smoothanon/verify"
+)
+
+// choiceValue is a flag.Value checked by parse when it is set, so a bad
+// value fails flag parsing (exit code 2) with the flag's name and the
+// parser's message.
+type choiceValue[T any] struct {
+	v     *T
+	text  string
+	parse func(string) (T, error)
+}
+
+func (c *choiceValue[T]) String() string { return c.text }
+
+func (c *choiceValue[T]) Set(s string) error {
+	v, err := c.parse(s)
+	if err != nil {
+		return err
+	}
+	*c.v, c.text = v, s
+	return nil
+}
+
+// choiceFlag defines a flag whose text is parsed into a T, starting at def.
+func choiceFlag[T any](fs *flag.FlagSet, name, def string, parse func(string) (T, error), usage string) *T {
+	c := &choiceValue[T]{v: new(T), parse: parse}
+	if err := c.Set(def); err != nil {
+		panic(err) // a bad default is a programming error
+	}
+	fs.Var(c, name, usage)
+	return c.v
+}
+
+func modeFlag(fs *flag.FlagSet) *verify.Mode {
+	return choiceFlag(fs, "mode", "smooth", verify.ParseMode, "smooth or nonsmooth")
+}
+
+func variantFlag(fs *flag.FlagSet) *solver.Variant {
+	return choiceFlag(fs, "variant", "improved", solver.ParseVariant, "improved (Alg2 + split + refine) or paper (Alg2 as in the paper)")
+}
+
+func dedupeFlag(fs *flag.FlagSet, usage string) *matrix.DedupePolicy {
+	return choiceFlag(fs, "dedupe", "refuse", matrix.ParseDedupePolicy, usage)
+}
+
+func chunkKeyFlag(fs *flag.FlagSet) *transforms.Key {
+	return choiceFlag(fs, "chunk_key", "spectral", transforms.ParseKey, "what leads the chunk sort order: spectral (a smoothed coordinate that keeps communities in one chunk; per iteration one pass over the rows and a shuffle of per-bundle feature sums), hub (most frequent feature), two_hop (two-hop MinHash) or minhash (plain MinHash, no extra pass)")
+}
