@@ -34,6 +34,12 @@ type ChunkParams struct {
 	// SamplesPerChunk is the sample density for boundaries. Optional;
 	// default DefaultSamplesPerChunk.
 	SamplesPerChunk int64
+	// Sharpen runs one sharpening round (see sharpen.go) on the incoming
+	// order before cutting it: rows near a boundary move to the side where
+	// their features' rows lie. Costs a pass over the rows, a shuffle of
+	// per-bundle feature sums and a second boundary sample. Optional;
+	// default false.
+	Sharpen bool
 }
 
 func checkChunkParams(p ChunkParams) error {
@@ -103,14 +109,24 @@ func Chunk(s beam.Scope, rows beam.PCollection, params ChunkParams) beam.PCollec
 		params.SamplesPerChunk = DefaultSamplesPerChunk
 	}
 	total := stats.CountElms(s, rows)
-	sample := beam.ParDo(s, &sampleFn{ChunkSize: params.ChunkSize, PerChunk: params.SamplesPerChunk},
-		rows, beam.SideInput{Input: total})
-	bounds := beam.ParDo(s, &boundsFn{ChunkSize: params.ChunkSize, K: params.K},
-		beam.Impulse(s), beam.SideInput{Input: sample}, beam.SideInput{Input: total})
+	bounds := sampleBounds(s, rows, total, params)
+	if params.Sharpen {
+		rows = sharpen(s, rows, bounds)
+		bounds = sampleBounds(s, rows, total, params)
+	}
 	keyed := beam.ParDo(s, assignChunk, rows, beam.SideInput{Input: bounds})
 	sizes := stats.SumPerKey(s, beam.ParDo(s, chunkOne, keyed))
 	return beam.ParDo(s, &mergeFn{MinRows: params.MinRows}, keyed,
 		beam.SideInput{Input: sizes}, beam.SideInput{Input: total})
+}
+
+// sampleBounds computes the chunk boundaries (a singleton Bounds) of rows
+// from the deterministic sample.
+func sampleBounds(s beam.Scope, rows, total beam.PCollection, params ChunkParams) beam.PCollection {
+	sample := beam.ParDo(s, &sampleFn{ChunkSize: params.ChunkSize, PerChunk: params.SamplesPerChunk},
+		rows, beam.SideInput{Input: total})
+	return beam.ParDo(s, &boundsFn{ChunkSize: params.ChunkSize, K: params.K},
+		beam.Impulse(s), beam.SideInput{Input: sample}, beam.SideInput{Input: total})
 }
 
 // numChunks is the number of chunks for total rows: total/chunkSize

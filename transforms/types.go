@@ -35,20 +35,23 @@ type RowGroup struct {
 	Group int64
 }
 
-// SigRow is a row with its MinHash signature and the leading sort key
-// chosen by SignatureParams.Key (0 for KeyMinHash).
+// SigRow is a row with its MinHash signature, the leading sort key chosen
+// by SignatureParams.Key (0 for KeyMinHash) and a second key (Tie, set by
+// ChunkParams.Sharpen: the lead key before sharpening; else 0).
 type SigRow struct {
 	Lead uint64
+	Tie  uint64
 	Sig  lsh.Signature
 	Row  Row
 }
 
-// SortKey is the chunking order of a row: its leading key and signature as
+// SortKey is the chunking order of a row: its leading key, second key and signature as
 // big-endian bytes, then its user id, so ties between equal signatures
 // break deterministically.
 func (r SigRow) SortKey() []byte {
-	k := make([]byte, 0, 8+lsh.KeyBytes+len(r.Row.User))
+	k := make([]byte, 0, 16+lsh.KeyBytes+len(r.Row.User))
 	k = binary.BigEndian.AppendUint64(k, r.Lead)
+	k = binary.BigEndian.AppendUint64(k, r.Tie)
 	k = r.Sig.AppendKey(k)
 	return append(k, r.Row.User...)
 }
@@ -59,6 +62,10 @@ func compareSigRows(a, b SigRow) int {
 	case a.Lead < b.Lead:
 		return -1
 	case a.Lead > b.Lead:
+		return 1
+	case a.Tie < b.Tie:
+		return -1
+	case a.Tie > b.Tie:
 		return 1
 	}
 	if c := a.Sig.Compare(b.Sig); c != 0 {
@@ -205,8 +212,9 @@ func decRowGroup(b []byte) (RowGroup, error) {
 }
 
 func encSigRow(r SigRow) []byte {
-	e := enc{b: make([]byte, 0, 8+lsh.KeyBytes+len(r.Row.User)+2*len(r.Row.Features)+4)}
+	e := enc{b: make([]byte, 0, 16+lsh.KeyBytes+len(r.Row.User)+2*len(r.Row.Features)+4)}
 	e.u64(r.Lead)
+	e.u64(r.Tie)
 	for _, v := range r.Sig {
 		e.u64(v)
 	}
@@ -219,6 +227,7 @@ func decSigRow(b []byte) (SigRow, error) {
 	d := dec{b: b}
 	var r SigRow
 	r.Lead = d.u64()
+	r.Tie = d.u64()
 	for j := range r.Sig {
 		r.Sig[j] = d.u64()
 	}
