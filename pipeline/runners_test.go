@@ -131,6 +131,7 @@ func flinkJobServer() []string {
 		return []string{"@" + path}
 	}
 	if j := os.Getenv("SMOOTHANON_FLINK_JOBSERVER"); j != "" {
+		j, _ = filepath.Abs(j) // the job server runs in another directory
 		if st, err := os.Stat(j); err == nil && st.Size() > 0 {
 			return launch(j)
 		}
@@ -214,6 +215,9 @@ func TestFlinkMatchesPrism(t *testing.T) {
 	args = append(args, "--job-host=127.0.0.1", fmt.Sprintf("--job-port=%d", jobPort),
 		"--artifact-port=0", "--expansion-port=0", "--flink-master=[local]")
 	cmd := exec.Command("java", args...)
+	// PROCESS workers start in the job server's directory, where Beam's boot
+	// loader writes pipeline_options.json: keep that out of the source tree.
+	cmd.Dir = f.dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

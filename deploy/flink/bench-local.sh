@@ -23,6 +23,7 @@ work=${WORK:-/tmp/smoothanon-flink-bench}
 port=${PORT:-8099}
 heap=${JVM_HEAP:-6g}
 mkdir -p "$work/conf" "$work/flink-tmp"
+work=$(cd "$work" && pwd)
 
 (cd "$root" && go build -o "$work/smoothanon" ./cmd/smoothanon)
 bin=$work/smoothanon
@@ -41,6 +42,7 @@ io.tmp.dirs: $work/flink-tmp
 EOF
 
 args=$(bash "$here/fetch-jobserver.sh")
+cd "$work" # PROCESS workers (boot loader) write pipeline_options.json into the job server's directory
 java --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED \
 	--add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED \
 	--add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED \
