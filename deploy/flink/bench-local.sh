@@ -10,6 +10,10 @@
 #             is generated once per ROWS and kept there
 #   JVM_HEAP  job server heap (default 6g)
 #   PORT      job server port (default 8099)
+#   PARALLELISM  Flink task slots and default parallelism (default 1: with
+#             LOOPBACK all bundles share one data channel to this process, and
+#             with 2 concurrent bundles a 1e7-row run deadlocked in the Go SDK
+#             harness; see deploy/README.md)
 # The Flink configuration written to $WORK/conf/flink-conf.yaml is the one
 # deploy/README.md recommends for large inputs: blocking batch exchanges,
 # sort/spill buffers from managed memory, spills under $WORK/flink-tmp.
@@ -34,8 +38,8 @@ if [[ ! -f $input ]]; then
 fi
 
 cat >"$work/conf/flink-conf.yaml" <<EOF
-parallelism.default: $(nproc)
-taskmanager.numberOfTaskSlots: $(nproc)
+parallelism.default: ${PARALLELISM:-1}
+taskmanager.numberOfTaskSlots: ${PARALLELISM:-1}
 taskmanager.memory.managed.fraction: 0.4
 execution.batch-shuffle-mode: ALL_EXCHANGES_BLOCKING
 io.tmp.dirs: $work/flink-tmp
