@@ -23,6 +23,7 @@ var (
 	benchRows     = flag.Int64("pipeline_rows", 1_000_000, "rows of the generated user lists in BenchmarkUserLists")
 	benchKey      = flag.String("pipeline_key", "spectral", "leading chunk key: spectral, hub, two_hop or minhash")
 	benchIters    = flag.Int("pipeline_iterations", 0, "rounds of the spectral key (0 = default)")
+	benchSeed     = flag.Int64("pipeline_seed", 1, "seed of BenchmarkDBLP's pipeline and whole-data solve")
 	benchRunner   = flag.String("pipeline_runner", "prism", "runner of the pipeline benchmarks (flink needs -pipeline_endpoint)")
 	benchEndpoint = flag.String("pipeline_endpoint", "", "job server endpoint for -pipeline_runner flink/universal (LOOPBACK workers)")
 	benchWhole    = flag.Bool("pipeline_whole", false, "BenchmarkDBLP also solves dblp whole in one process and reports the Jaccard gap")
@@ -129,11 +130,11 @@ func BenchmarkDBLP(b *testing.B) {
 	}
 	input := writeParts(b, b.TempDir(), m, 4)
 	b.ResetTimer()
-	res := runBench(b, Params{Input: input, K: 8, ChunkSize: 100_000, Seed: 1, Key: key(b), SpectralIterations: *benchIters})
+	res := runBench(b, Params{Input: input, K: 8, ChunkSize: 100_000, Seed: *benchSeed, Key: key(b), SpectralIterations: *benchIters})
 	if *benchWhole {
 		b.StopTimer()
 		start := time.Now()
-		whole, err := solver.Solve(context.Background(), m, solver.Params{K: 8, Seed: 1})
+		whole, err := solver.Solve(context.Background(), m, solver.Params{K: 8, Seed: *benchSeed})
 		if err != nil {
 			b.Fatal(err)
 		}
