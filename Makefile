@@ -66,7 +66,7 @@ bench-scaling:
 # The pipeline on dblp (prism; compared with the whole-data solve) and on 1e6
 # generated user lists; shuffle bytes per row for the cost model.
 bench-pipeline:
-	$(GO) test ./pipeline -run '^$$' -bench DBLP -benchtime 1x -pipeline_whole -timeout 30m -v | grep -v level=INFO
+	for seed in 1 2 3; do $(GO) test ./pipeline -run '^$$' -bench DBLP -benchtime 1x -pipeline_whole -pipeline_seed $$seed -timeout 30m -v | grep -v level=INFO; done
 	GOMEMLIMIT=4GiB $(GO) test ./pipeline -run '^$$' -bench UserLists -benchtime 1x -timeout 40m -v | grep -v level=INFO
 	$(GO) test ./transforms -run '^$$' -bench ShuffleBytes
 
