@@ -62,7 +62,6 @@ func buildDegrees(x *index) *postings {
 
 // fillPostings builds the lists of P (see postings).
 func fillPostings(P *postings, x *index) {
-	ng := x.numGroups()
 	start := P.degStart
 	maxDeg := int32(len(start) - 2)
 	entries := len(x.gFeat)
@@ -77,19 +76,22 @@ func fillPostings(P *postings, x *index) {
 	pd := make([]int32, entries) // degree and position of each entry
 	pq := make([]int32, entries)
 	fill := append([]int64(nil), P.pOff[:x.ncols]...)
-	gsig := make([]uint64, 2*ng)
-	for g := 0; g < ng; g++ {
-		gsig[2*g], gsig[2*g+1] = P.sig(x.feats(int32(g)))
-	}
+	var bsig []uint64 // suffix signatures of one degree's groups
 	for d := int32(1); d <= maxDeg; d++ {
 		block := P.byDeg[start[d]:start[d+1]]
+		w := int(d + 1)
+		bsig = slices.Grow(bsig[:0], 2*w*len(block))[:2*w*len(block)]
+		for i, g := range block {
+			P.sufSigs(x.feats(g), bsig[2*w*i:2*w*(i+1)])
+		}
 		for q := int32(0); q < d; q++ {
-			for _, g := range block {
+			for i, g := range block {
 				e := x.gOff[g] + int64(q)
 				r := x.gFeat[e]
 				pos := fill[r]
 				fill[r]++
-				P.ent[pos] = entry{g: g, sig: gsig[2*g], lig: gsig[2*g+1]}
+				o := 2*w*i + 2*int(q)
+				P.ent[pos] = entry{g: g, sig: bsig[o], lig: bsig[o+1]}
 				pd[pos], pq[pos] = d, q
 			}
 		}
@@ -141,6 +143,22 @@ func (P *postings) sig(f []int32) (heavy, light uint64) {
 	return heavy, light
 }
 
+// sufSigs writes the signatures (see sig) of every suffix f[q:] of a
+// rank-sorted feature list to out[2q], out[2q+1], for q = 0..len(f)
+// (len(out) = 2·(len(f)+1)).
+func (P *postings) sufSigs(f []int32, out []uint64) {
+	var heavy, light uint64
+	out[2*len(f)], out[2*len(f)+1] = 0, 0
+	for q := len(f) - 1; q >= 0; q-- {
+		if r := f[q]; r >= P.heavyFrom {
+			heavy |= 1 << uint(r-P.heavyFrom)
+		} else {
+			light |= 1 << (uint32(r) * 0x9E3779B1 >> 26)
+		}
+		out[2*q], out[2*q+1] = heavy, light
+	}
+}
+
 // overlapBound bounds |a∩b| from the degrees and signatures of a and b:
 // shared heavy features are exact bits; every light bit of b missing from
 // a stands for at least one light feature of b that a lacks (and vice
@@ -169,7 +187,9 @@ func nextSet(b []uint64, from, to int64) int64 {
 }
 
 // entry is one posting: a group holding the list's feature and the
-// group's signatures, kept together so a scan reads one stream (degree and
+// signatures of the group's features from that feature on (a candidate
+// first met in the list of its first shared feature shares nothing before
+// it, so the suffixes bound the overlap more tightly), kept together so a scan reads one stream (degree and
 // position are those of the entry's sub-block).
 type entry struct {
 	g        int32
@@ -184,8 +204,9 @@ type searcher struct {
 	mark  []uint8 // feature rank -> stamp of the last query holding it
 	stamp uint8   // small stamps keep seen and mark in cache; cleared on wrap
 	top   topK
-	cand  int64 // exact distance evaluations
-	scan  int64 // posting entries looked at
+	usig  []uint64 // suffix signatures of the query (see sufSigs)
+	cand  int64    // exact distance evaluations
+	scan  int64    // posting entries looked at
 }
 
 func newSearcher(x *index, P *postings) *searcher {
@@ -219,8 +240,8 @@ func (s *searcher) run(u int32, hint []int32) {
 	for _, r := range F {
 		mark[r] = st
 	}
-	su, lu := P.sig(F)
-	hu := bits.OnesCount64(su)
+	s.usig = slices.Grow(s.usig[:0], 2*(a+1))[:2*(a+1)]
+	P.sufSigs(F, s.usig)
 	D, L := inf, int64(1)<<62
 	refresh := func() {
 		if t.full() {
@@ -274,9 +295,13 @@ func (s *searcher) run(u int32, hint []int32) {
 	// Candidates sharing a feature: prefix, length and positional filters.
 	// In list p, a group of degree d whose feature sits at position q can
 	// share at most 1+min(a-p-1, d-q-1) features with u if p is the first
-	// feature they share (true for every group that can enter, when met).
+	// feature they share (true for every group that can enter, when met),
+	// and then all they share lies in the suffixes F[p:] of u and f[q:] of
+	// the group, whose signatures bound it.
 	for p := 0; p < a; p++ {
 		sbs := P.sb[P.sbOff[F[p]]:P.sbOff[F[p]+1]]
+		su, lu := s.usig[2*p], s.usig[2*p+1]
+		hu := bits.OnesCount64(su)
 		for bi := int32(0); bi < int32(len(sbs))-1; {
 			sb := &sbs[bi]
 			d, q := int(sb.d), int(sb.q)
@@ -299,7 +324,7 @@ func (s *searcher) run(u int32, hint []int32) {
 					break
 				}
 				// Overlap bound from the signatures alone (no access to v).
-				if overlapBound(a, hu, su, lu, d, e.sig, e.lig) < need {
+				if overlapBound(a-p, hu, su, lu, d-q, e.sig, e.lig) < need {
 					continue
 				}
 				if seen[v] == st {
