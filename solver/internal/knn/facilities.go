@@ -11,22 +11,19 @@ import (
 // answering exact nearest-open-facility queries for any row.
 //
 // The read-only part (row groups, bitsets or degrees, and the optional
-// neighbour graph) is built once by NewFacilities and shared by Empty and
-// EmptyOrdered copies, so independent restarts can run on separate
-// goroutines. A single Facilities is not safe for concurrent use.
+// neighbour graph) is built once by NewFacilities and shared by Empty
+// copies, so independent restarts can run on separate goroutines. A single
+// Facilities is not safe for concurrent use.
 //
-// Ties between facilities at equal distance go to the lower label: the row
-// index, or the row's position in the order given to EmptyOrdered.
+// Ties between facilities at equal distance go to the lower row; a group's
+// label is its lowest open row.
 type Facilities struct {
 	sh *facShared
 
 	openRow []bool
 	count   int
 	gCount  []int32 // open rows per group
-	minOpen []int32 // lowest label of an open row per group, -1 when none
-	// rank[row] is the label of row and order[label] its row; both nil
-	// when labels are the rows.
-	rank, order []int32
+	minOpen []int32 // lowest open row per group (its label), -1 when none
 
 	// Bitset strategy: open groups in a dense list.
 	openList []int32
@@ -118,45 +115,6 @@ func (f *Facilities) UseNeighbours(g *Graph) error {
 // lower row.
 func (f *Facilities) Empty() *Facilities { return newFacilities(f.sh) }
 
-// EmptyOrdered is Empty with ties going to the row earlier in order, a
-// permutation of the rows (order[i] is the i-th row). It panics when order
-// is not a permutation of the rows.
-func (f *Facilities) EmptyOrdered(order []int32) *Facilities {
-	n := len(f.openRow)
-	if len(order) != n {
-		panic(fmt.Sprintf("knn: order of %d rows for %d facility rows", len(order), n))
-	}
-	e := newFacilities(f.sh)
-	e.order = order
-	e.rank = make([]int32, n)
-	for i := range e.rank {
-		e.rank[i] = -1
-	}
-	for i, r := range order {
-		if r < 0 || int(r) >= n || e.rank[r] >= 0 {
-			panic(fmt.Sprintf("knn: order is not a permutation of the %d rows", n))
-		}
-		e.rank[r] = int32(i)
-	}
-	return e
-}
-
-// label is row's tie-break label.
-func (f *Facilities) label(row int32) int32 {
-	if f.rank == nil {
-		return row
-	}
-	return f.rank[row]
-}
-
-// rowOf is the row of a label.
-func (f *Facilities) rowOf(label int32) int32 {
-	if f.order == nil {
-		return label
-	}
-	return f.order[label]
-}
-
 // Strategy is the search strategy in use ("bitset" or "prefix").
 func (f *Facilities) Strategy() string { return f.sh.strat.String() }
 
@@ -182,11 +140,11 @@ func (f *Facilities) Add(row int32) {
 	f.count++
 	g := f.sh.x.groupOf[row]
 	f.gCount[g]++
-	if l := f.label(row); f.gCount[g] == 1 {
-		f.minOpen[g] = l
+	if f.gCount[g] == 1 {
+		f.minOpen[g] = row
 		f.setGroup(g, true)
-	} else if l < f.minOpen[g] {
-		f.relabel(g, l)
+	} else if row < f.minOpen[g] {
+		f.relabel(g, row)
 	}
 }
 
@@ -206,11 +164,11 @@ func (f *Facilities) Remove(row int32) {
 		f.minOpen[g] = -1
 		return
 	}
-	if f.minOpen[g] == f.label(row) {
+	if f.minOpen[g] == row {
 		l := int32(-1)
 		for _, r := range x.rowsOf(g) {
-			if f.openRow[r] && (l < 0 || f.label(r) < l) {
-				l = f.label(r)
+			if f.openRow[r] && (l < 0 || r < l) {
+				l = r
 			}
 		}
 		f.relabel(g, l)
@@ -223,8 +181,7 @@ func (f *Facilities) relabel(g, label int32) {
 		F := f.sh.x.feats(g)
 		f.ol.remove(F, g, f.minOpen[g])
 		f.minOpen[g] = label
-		sig, lig := f.sh.P.sig(F)
-		f.ol.insert(F, g, label, sig, lig)
+		f.ol.insert(f.sh.P, F, g, label)
 		f.pushDeg(g)
 		return
 	}
@@ -300,8 +257,7 @@ func (f *Facilities) setGroup(g int32, open bool) {
 	if open {
 		f.openDeg[i>>6] |= 1 << (uint(i) & 63)
 		f.degLo = min(f.degLo, i)
-		sig, lig := P.sig(F)
-		f.ol.insert(F, g, f.minOpen[g], sig, lig)
+		f.ol.insert(P, F, g, f.minOpen[g])
 		f.pushDeg(g)
 	} else {
 		f.openDeg[i>>6] &^= 1 << (uint(i) & 63)
@@ -320,7 +276,7 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 	x := f.sh.x
 	u := x.groupOf[row]
 	if f.gCount[u] > 0 {
-		return f.rowOf(f.minOpen[u]), 0, true
+		return f.minOpen[u], 0, true
 	}
 	seed := ^uint64(0)
 	if g := f.sh.nb; g != nil && g.K > 0 {
@@ -333,11 +289,11 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 				break
 			}
 			if f.openRow[j] {
-				seed = min(seed, uint64(dist[i])<<32|uint64(f.label(j)))
+				seed = min(seed, uint64(dist[i])<<32|uint64(j))
 			}
 		}
 		if seed != ^uint64(0) && (int32(seed>>32) < dist[g.K-1] || g.K == x.rows-1) {
-			return f.rowOf(int32(uint32(seed))), int32(seed >> 32), true
+			return int32(uint32(seed)), int32(seed >> 32), true
 		}
 	}
 	var best uint64
@@ -352,7 +308,7 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 		f.nearestOpen(u)
 		best = t.h[0]
 	}
-	return f.rowOf(int32(uint32(best))), int32(best >> 32), true
+	return int32(uint32(best)), int32(best >> 32), true
 }
 
 func (f *Facilities) nearestBitset(u int32) uint64 {

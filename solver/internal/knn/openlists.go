@@ -17,6 +17,7 @@ type openLists struct {
 	// some has bit r set when list r is not empty: a query skips the
 	// empty lists of its rare features without touching them.
 	some []uint64
+	suf  []uint64 // scratch: suffix signatures of the group being inserted
 }
 
 // openRun is the open groups of one degree and position in one list.
@@ -25,7 +26,8 @@ type openRun struct {
 	e    []openEntry
 }
 
-// openEntry is one open group in a list, with its label and signatures.
+// openEntry is one open group in a list, with its label and the
+// signatures of its features from the list's feature on (see entry).
 type openEntry struct {
 	g, label int32
 	sig, lig uint64
@@ -35,11 +37,13 @@ func newOpenLists(ncols int) *openLists {
 	return &openLists{lists: make([][]openRun, ncols), some: make([]uint64, (ncols+63)/64)}
 }
 
-// insert adds group g (features F, signatures sig/lig) with label.
-func (o *openLists) insert(F []int32, g, label int32, sig, lig uint64) {
+// insert adds group g (features F) with label.
+func (o *openLists) insert(P *postings, F []int32, g, label int32) {
 	d := int32(len(F))
-	ent := openEntry{g: g, label: label, sig: sig, lig: lig}
+	o.suf = slices.Grow(o.suf[:0], 2*(len(F)+1))[:2*(len(F)+1)]
+	P.sufSigs(F, o.suf)
 	for q, r := range F {
+		ent := openEntry{g: g, label: label, sig: o.suf[2*q], lig: o.suf[2*q+1]}
 		runs := o.lists[r]
 		i, found := slices.BinarySearchFunc(runs, [2]int32{d, int32(q)}, cmpRun)
 		if !found {
@@ -114,8 +118,8 @@ func (f *Facilities) nearestOpen(u int32) {
 	for _, r := range F {
 		mark[r] = st
 	}
-	su, lu := P.sig(F)
-	hu := bits.OnesCount64(su)
+	s.usig = slices.Grow(s.usig[:0], 2*(a+1))[:2*(a+1)]
+	P.sufSigs(F, s.usig)
 	D, L := inf, int64(1)<<62
 	refresh := func() {
 		if t.full() {
@@ -163,7 +167,9 @@ func (f *Facilities) nearestOpen(u int32) {
 	// Candidates sharing a feature: prefix, length and positional filters.
 	// In list p, a group of degree d whose feature sits at position q can
 	// share at most 1+min(a-p-1, d-q-1) features with u if p is the first
-	// feature they share (true for every group that can enter, when met).
+	// feature they share (true for every group that can enter, when met),
+	// and then all they share lies in the suffixes of u and the group from
+	// that feature on.
 	for p := 0; p < a; p++ {
 		if dmin > D+a-2*p || a-p < (a+dmin-D+1)>>1 {
 			break // every run of this list and the later ones fails
@@ -172,6 +178,8 @@ func (f *Facilities) nearestOpen(u int32) {
 			continue
 		}
 		runs := o.lists[F[p]]
+		su, lu := s.usig[2*p], s.usig[2*p+1]
+		hu := bits.OnesCount64(su)
 		for bi := 0; bi < len(runs); {
 			rn := &runs[bi]
 			d, q := int(rn.d), int(rn.q)
@@ -193,7 +201,7 @@ func (f *Facilities) nearestOpen(u int32) {
 					break
 				}
 				// Overlap bound from the signatures alone (no access to v).
-				if overlapBound(a, hu, su, lu, d, e.sig, e.lig) < need {
+				if overlapBound(a-p, hu, su, lu, d-q, e.sig, e.lig) < need {
 					continue
 				}
 				v := e.g

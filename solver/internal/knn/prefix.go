@@ -128,24 +128,12 @@ type subBlock struct {
 	nextD int32
 }
 
-// sig returns the signatures of a rank-sorted feature list: heavy has bit
-// r−heavyFrom for each heavy feature r (the up to 64 most frequent ones),
-// light has bit hash(r) mod 64 for each other feature. They bound the
-// overlap of lists a and b without reading them (see overlapBound).
-func (P *postings) sig(f []int32) (heavy, light uint64) {
-	for _, r := range f {
-		if r >= P.heavyFrom {
-			heavy |= 1 << uint(r-P.heavyFrom)
-		} else {
-			light |= 1 << (uint32(r) * 0x9E3779B1 >> 26)
-		}
-	}
-	return heavy, light
-}
-
-// sufSigs writes the signatures (see sig) of every suffix f[q:] of a
-// rank-sorted feature list to out[2q], out[2q+1], for q = 0..len(f)
-// (len(out) = 2·(len(f)+1)).
+// sufSigs writes the signatures of every suffix f[q:] of a rank-sorted
+// feature list to out[2q] (heavy) and out[2q+1] (light), for q = 0..len(f)
+// (len(out) = 2·(len(f)+1)): heavy has bit r−heavyFrom for each heavy
+// feature r (the up to 64 most frequent ones), light has bit hash(r) mod
+// 64 for each other feature. They bound the overlap of two lists without
+// reading them (see overlapBound).
 func (P *postings) sufSigs(f []int32, out []uint64) {
 	var heavy, light uint64
 	out[2*len(f)], out[2*len(f)+1] = 0, 0
