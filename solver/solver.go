@@ -248,8 +248,9 @@ var useKNN = true
 // user lists at about 1e5 rows (load ≈ 9e4); dblp (load 149) is 10× faster
 // on facSet. facSet's bounded search (degree buckets, rarest features
 // first) helps up to 1e5 rows but not at 1e6 user-list rows, where the
-// bound stays loose on the popular features' lists: 546 s of 662 s CPU in
-// facSet.sharing against about 370 s in knn.Facilities.
+// bound stays loose on the popular features' lists (546 s of a 662 s CPU
+// solve in facSet.sharing when last measured); knn.Facilities' nearest-
+// facility queries take about 22 s of a 95 s CPU solve at 1e6 rows.
 const knnFacilitiesLoad = 1e5
 
 func withDefaults(p Params) Params {
