@@ -32,8 +32,10 @@
 //     are stored sorted by (degree, position, group) in runs, so a scan
 //     stops or skips a run as soon as the filters fail; a 128-bit signature
 //     per entry (exact bits for the 64 most frequent features, hashed bits
-//     for the others) bounds the overlap before the candidate's features are
-//     read. Ties at D matter only for lower row indices, which lets a run
+//     for the others) of the candidate's features from the entry's on,
+//     against that of the query's from the p-th on (all a candidate first
+//     met there can share), bounds the overlap before the candidate's
+//     features are read. Ties at D matter only for lower row indices, which lets a run
 //     that can only produce ties stop early. Candidates sharing nothing
 //     come from the distinct rows sorted by degree (exact fill-in, distance
 //     a+d). Queries run in an order that puts rows with the same frequent
