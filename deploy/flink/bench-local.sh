@@ -10,10 +10,13 @@
 #             is generated once per ROWS and kept there
 #   JVM_HEAP  job server heap (default 6g)
 #   PORT      job server port (default 8099)
-#   PARALLELISM  Flink task slots and default parallelism (default 1: with
-#             LOOPBACK all bundles share one data channel to this process, and
-#             with 2 concurrent bundles a 1e7-row run deadlocked in the Go SDK
-#             harness; see deploy/README.md)
+#   PARALLELISM  Flink task slots and default parallelism (default 16). The
+#             Flink batch runner sends each partition of a stage to the SDK as
+#             ONE bundle and drains the bundle's output only after the SDK
+#             reports it finished; the SDK reports only after sending all output,
+#             so a partition whose output outgrows the runner's inbound buffer
+#             (somewhere between 0.5 and 0.85 GB here) deadlocks. More, smaller
+#             partitions keep every bundle under it (see deploy/README.md).
 # The Flink configuration written to $WORK/conf/flink-conf.yaml is the one
 # deploy/README.md recommends for large inputs: blocking batch exchanges,
 # sort/spill buffers from managed memory, spills under $WORK/flink-tmp.
@@ -38,9 +41,11 @@ if [[ ! -f $input ]]; then
 fi
 
 cat >"$work/conf/flink-conf.yaml" <<EOF
-parallelism.default: ${PARALLELISM:-1}
-taskmanager.numberOfTaskSlots: ${PARALLELISM:-1}
+parallelism.default: ${PARALLELISM:-16}
+taskmanager.numberOfTaskSlots: ${PARALLELISM:-16}
 taskmanager.memory.managed.fraction: 0.4
+taskmanager.memory.network.min: 512mb
+taskmanager.memory.network.max: 512mb
 execution.batch-shuffle-mode: ALL_EXCHANGES_BLOCKING
 io.tmp.dirs: $work/flink-tmp
 EOF
