@@ -250,7 +250,8 @@ var useKNN = true
 // first) helps up to 1e5 rows but not at 1e6 user-list rows, where the
 // bound stays loose on the popular features' lists (546 s of a 662 s CPU
 // solve in facSet.sharing when last measured); knn.Facilities' nearest-
-// facility queries take about 22 s of a 95 s CPU solve at 1e6 rows.
+// facility queries take about 22–29 s of a 95–122 s CPU solve at 1e6 rows
+// (shared machine).
 const knnFacilitiesLoad = 1e5
 
 func withDefaults(p Params) Params {
