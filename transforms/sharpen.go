@@ -35,29 +35,49 @@ func sharpenScale(chunks int) (int64, error) {
 }
 
 func init() {
-	register.DoFn3x1[SigRow, Bounds, func(int64, featBlock), error](&chunkSumsFn{})
+	register.DoFn3x1[SigRow, func(*Bounds) bool, func(int64, featBlock), error](&chunkSumsFn{})
+	register.Iter1[Bounds]()
 	register.DoFn4x1[SigRow, Bounds, func(*int64, *featBlock) bool, func(SigRow), error](&sharpenFn{})
 }
 
 // chunkSumsFn sums, per feature, the chunk index of the rows holding it
 // (per bundle, in blocks; see bundleSums).
+//
+// The bounds side input is taken as an iterator, read lazily in
+// ProcessElement: a singleton parameter would be fetched when StartBundle
+// runs, and the Beam 2.62 Flink job server registers a bundle's state
+// handler only after sending the bundle request, so a fetch that early can
+// fail with "Unknown process bundle instruction id" (it did, at 1e7 rows
+// with 16 partitions).
 type chunkSumsFn struct {
-	sums bundleSums
+	sums   bundleSums
+	bounds *Bounds
 }
 
 // StartBundle: see spectralFirstFn.StartBundle.
-func (fn *chunkSumsFn) StartBundle(_ Bounds, _ func(int64, featBlock)) { fn.sums = bundleSums{} }
+func (fn *chunkSumsFn) StartBundle(_ func(*Bounds) bool, _ func(int64, featBlock)) {
+	fn.sums = bundleSums{}
+}
 
-func (fn *chunkSumsFn) ProcessElement(r SigRow, b Bounds, _ func(int64, featBlock)) error {
-	scale, err := sharpenScale(len(b.Keys) + 1)
+func (fn *chunkSumsFn) ProcessElement(r SigRow, bounds func(*Bounds) bool, _ func(int64, featBlock)) error {
+	if fn.bounds == nil {
+		var b Bounds
+		if !bounds(&b) {
+			return fmt.Errorf("sharpen: no chunk bounds")
+		}
+		fn.bounds = &b
+	}
+	scale, err := sharpenScale(len(fn.bounds.Keys) + 1)
 	if err != nil {
 		return err
 	}
-	fn.sums.add(r.Row.Features, chunkOf(b, r.SortKey())*scale)
+	fn.sums.add(r.Row.Features, chunkOf(*fn.bounds, r.SortKey())*scale)
 	return nil
 }
 
-func (fn *chunkSumsFn) FinishBundle(_ Bounds, emit func(int64, featBlock)) { fn.sums.flush(emit) }
+func (fn *chunkSumsFn) FinishBundle(_ func(*Bounds) bool, emit func(int64, featBlock)) {
+	fn.sums.flush(emit)
+}
 
 // sharpenFn gives each row its sharpened lead key.
 type sharpenFn struct {
