@@ -45,7 +45,7 @@ demo: build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(BIN) gen --model userlists --rows 50000 --columns 20000 --seed 1 --output $(DEMO)/input.parquet
 	$(BIN) run --input $(DEMO)/input.parquet --output $(DEMO)/release --k 8 --mode smooth \
-		--chunk_size 10000 --seed 1 --metrics_out $(DEMO)/report.json
+		--chunk_size 10000 --chunk_key hub --seed 1 --metrics_out $(DEMO)/report.json
 	$(BIN) verify --input $(DEMO)/input.parquet --output $(DEMO)/release --k 8 --mode smooth > $(DEMO)/verify.json
 	@echo "release: $(DEMO)/release  report: $(DEMO)/report.json  independent check: $(DEMO)/verify.json (valid)"
 
