@@ -29,6 +29,7 @@ root=$(cd "$here/../.." && pwd)
 work=${WORK:-/tmp/smoothanon-flink-bench}
 port=${PORT:-8099}
 heap=${JVM_HEAP:-6g}
+rm -rf "$work/flink-tmp" # spill files of an earlier, killed run
 mkdir -p "$work/conf" "$work/flink-tmp"
 work=$(cd "$work" && pwd)
 
