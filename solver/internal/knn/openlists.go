@@ -105,21 +105,9 @@ func cmpRun(r openRun, k [2]int32) int {
 func (f *Facilities) nearestOpen(u int32) {
 	s, x, P, o := f.s, f.sh.x, f.sh.P, f.ol
 	t := &s.top
-	s.stamp++
-	if s.stamp == 0 {
-		clear(s.seen)
-		clear(s.mark)
-		s.stamp = 1
-	}
+	F := s.begin(u)
 	st, seen, mark := s.stamp, s.seen, s.mark
-	seen[u] = st
-	F := x.feats(u)
 	a := len(F)
-	for _, r := range F {
-		mark[r] = st
-	}
-	s.usig = slices.Grow(s.usig[:0], 2*(a+1))[:2*(a+1)]
-	P.sufSigs(F, s.usig)
 	D, L := inf, int64(1)<<62
 	refresh := func() {
 		if t.full() {

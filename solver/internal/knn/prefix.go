@@ -203,6 +203,25 @@ func newSearcher(x *index, P *postings) *searcher {
 
 const inf = 1 << 30
 
+// begin starts a query for group u: a fresh stamp, u seen, u's features
+// marked and their suffix signatures in s.usig. It returns u's features.
+func (s *searcher) begin(u int32) []int32 {
+	s.stamp++
+	if s.stamp == 0 {
+		clear(s.seen)
+		clear(s.mark)
+		s.stamp = 1
+	}
+	s.seen[u] = s.stamp
+	F := s.x.feats(u)
+	for _, r := range F {
+		s.mark[r] = s.stamp
+	}
+	s.usig = slices.Grow(s.usig[:0], 2*(len(F)+1))[:2*(len(F)+1)]
+	s.P.sufSigs(F, s.usig)
+	return F
+}
+
 // run fills s.top (capacity set by the caller) with the nearest groups to
 // group u other than u, keyed dist<<32 | group.
 //
@@ -215,21 +234,9 @@ func (s *searcher) run(u int32, hint []int32) {
 	if t.n == 0 {
 		return
 	}
-	s.stamp++
-	if s.stamp == 0 {
-		clear(s.seen)
-		clear(s.mark)
-		s.stamp = 1
-	}
+	F := s.begin(u)
 	st, seen, mark := s.stamp, s.seen, s.mark
-	seen[u] = st
-	F := x.feats(u)
 	a := len(F)
-	for _, r := range F {
-		mark[r] = st
-	}
-	s.usig = slices.Grow(s.usig[:0], 2*(a+1))[:2*(a+1)]
-	P.sufSigs(F, s.usig)
 	D, L := inf, int64(1)<<62
 	refresh := func() {
 		if t.full() {
