@@ -91,7 +91,7 @@ FUZZ_TARGETS := importer:FuzzAdult importer:FuzzPlaystore importer:FuzzEdges imp
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t#*:}; \
 	  echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
-	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -parallel 1 ./$$pkg || exit 1; done
+	  GO=$(GO) bash scripts/fuzz.sh $$pkg $$fn $(FUZZTIME) || exit 1; done
 
 # protoc comes from Debian's protobuf-compiler; protoc-gen-go from the Go module proxy.
 proto:
