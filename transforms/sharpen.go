@@ -52,6 +52,7 @@ func init() {
 type chunkSumsFn struct {
 	sums   bundleSums
 	bounds *Bounds
+	scale  int64 // sharpenScale of bounds
 }
 
 // StartBundle: see spectralFirstFn.StartBundle.
@@ -65,13 +66,13 @@ func (fn *chunkSumsFn) ProcessElement(r SigRow, bounds func(*Bounds) bool, _ fun
 		if !bounds(&b) {
 			return fmt.Errorf("sharpen: no chunk bounds")
 		}
-		fn.bounds = &b
+		scale, err := sharpenScale(len(b.Keys) + 1)
+		if err != nil {
+			return err
+		}
+		fn.bounds, fn.scale = &b, scale
 	}
-	scale, err := sharpenScale(len(fn.bounds.Keys) + 1)
-	if err != nil {
-		return err
-	}
-	fn.sums.add(r.Row.Features, chunkOf(*fn.bounds, r.SortKey())*scale)
+	fn.sums.add(r.Row.Features, chunkOf(*fn.bounds, r.SortKey())*fn.scale)
 	return nil
 }
 
