@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/smoothanon/smoothanon/matrix"
@@ -288,6 +289,9 @@ type state struct {
 	// lets knn.Facilities and facSet's closing answer some nearest-facility
 	// queries from the neighbour lists (same answers).
 	graph *knn.Graph
+	// facBase is the knn.Facilities index of canon (see knnIndex).
+	facBase *knn.Facilities
+	facOnce sync.Once
 }
 
 func (s *state) progress(stage string, done, total int) {

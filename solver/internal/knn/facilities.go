@@ -15,10 +15,13 @@ import (
 // copies, so independent restarts can run on separate goroutines. A single
 // Facilities is not safe for concurrent use.
 //
-// Ties between facilities at equal distance go to the lower row; a group's
-// label is its lowest open row.
+// Ties between facilities at equal distance go to the lower row, or to the
+// lower rank for a set made by EmptyRanked; a group's label is the lowest
+// rank of its open rows (a row's rank is the row itself by default).
 type Facilities struct {
 	sh *facShared
+	// rank is row -> label and byRank its inverse; nil for the identity.
+	rank, byRank []int32
 
 	openRow []bool
 	count   int
@@ -115,6 +118,46 @@ func (f *Facilities) UseNeighbours(g *Graph) error {
 // lower row.
 func (f *Facilities) Empty() *Facilities { return newFacilities(f.sh) }
 
+// EmptyRanked is Empty with ties going to the row of lower rank instead:
+// rank[row] is the rank of row and must be a permutation of 0..rows−1. It
+// lets one index serve facility sets with different tie orders (the
+// solver's restarts break ties by opening order) without renumbering rows.
+func (f *Facilities) EmptyRanked(rank []int32) (*Facilities, error) {
+	n := len(f.openRow)
+	if len(rank) != n {
+		return nil, fmt.Errorf("knn: %d ranks for %d facility rows", len(rank), n)
+	}
+	byRank := make([]int32, n)
+	for i := range byRank {
+		byRank[i] = -1
+	}
+	for row, r := range rank {
+		if r < 0 || int(r) >= n || byRank[r] >= 0 {
+			return nil, fmt.Errorf("knn: rank %d of row %d is out of range or repeated (want a permutation of 0..%d)", r, row, n-1)
+		}
+		byRank[r] = int32(row)
+	}
+	e := newFacilities(f.sh)
+	e.rank, e.byRank = rank, byRank
+	return e, nil
+}
+
+// label is the tie-break label of row.
+func (f *Facilities) label(row int32) int32 {
+	if f.rank == nil {
+		return row
+	}
+	return f.rank[row]
+}
+
+// rowOf is the row of a label.
+func (f *Facilities) rowOf(label int32) int32 {
+	if f.byRank == nil {
+		return label
+	}
+	return f.byRank[label]
+}
+
 // Strategy is the search strategy in use ("bitset" or "prefix").
 func (f *Facilities) Strategy() string { return f.sh.strat.String() }
 
@@ -140,11 +183,11 @@ func (f *Facilities) Add(row int32) {
 	f.count++
 	g := f.sh.x.groupOf[row]
 	f.gCount[g]++
-	if f.gCount[g] == 1 {
-		f.minOpen[g] = row
+	if l := f.label(row); f.gCount[g] == 1 {
+		f.minOpen[g] = l
 		f.setGroup(g, true)
-	} else if row < f.minOpen[g] {
-		f.relabel(g, row)
+	} else if l < f.minOpen[g] {
+		f.relabel(g, l)
 	}
 }
 
@@ -164,11 +207,11 @@ func (f *Facilities) Remove(row int32) {
 		f.minOpen[g] = -1
 		return
 	}
-	if f.minOpen[g] == row {
+	if f.minOpen[g] == f.label(row) {
 		l := int32(-1)
 		for _, r := range x.rowsOf(g) {
-			if f.openRow[r] && (l < 0 || r < l) {
-				l = r
+			if f.openRow[r] && (l < 0 || f.label(r) < l) {
+				l = f.label(r)
 			}
 		}
 		f.relabel(g, l)
@@ -276,24 +319,25 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 	x := f.sh.x
 	u := x.groupOf[row]
 	if f.gCount[u] > 0 {
-		return f.minOpen[u], 0, true
+		return f.rowOf(f.minOpen[u]), 0, true
 	}
-	seed := ^uint64(0)
+	seed := ^uint64(0) // dist<<32 | label
 	if g := f.sh.nb; g != nil && g.K > 0 {
 		// Every row nearer than the last listed distance is listed, so
 		// the best open one below it is the answer; else the best open
-		// one seeds the search. Lists ascend by distance.
+		// one seeds the search. Lists ascend by distance (each distance
+		// by row, not by label: all of the best distance are read).
 		idx, dist := g.Row(int(row))
 		for i, j := range idx {
 			if seed != ^uint64(0) && uint64(dist[i]) > seed>>32 {
 				break
 			}
 			if f.openRow[j] {
-				seed = min(seed, uint64(dist[i])<<32|uint64(j))
+				seed = min(seed, uint64(dist[i])<<32|uint64(f.label(j)))
 			}
 		}
 		if seed != ^uint64(0) && (int32(seed>>32) < dist[g.K-1] || g.K == x.rows-1) {
-			return int32(uint32(seed)), int32(seed >> 32), true
+			return f.rowOf(int32(uint32(seed))), int32(seed >> 32), true
 		}
 	}
 	var best uint64
@@ -308,7 +352,7 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 		f.nearestOpen(u)
 		best = t.h[0]
 	}
-	return int32(uint32(best)), int32(best >> 32), true
+	return f.rowOf(int32(uint32(best))), int32(best >> 32), true
 }
 
 func (f *Facilities) nearestBitset(u int32) uint64 {

@@ -218,14 +218,19 @@ func TestFacilitiesMatchReference(t *testing.T) {
 		m := randMatrix(r, c.n, c.cols, c.deg, c.dup, c.skew)
 		for _, s := range []Strategy{Bitset, Prefix} {
 			base := NewFacilities(m, Options{Strategy: s})
-			for rep := 0; rep < 4; rep++ {
+			for rep := 0; rep < 6; rep++ {
 				f := base
+				// rank breaks ties (the row itself unless EmptyRanked).
+				rank := make([]int32, c.n)
+				for i := range rank {
+					rank[i] = int32(i)
+				}
 				switch rep {
 				case 1:
 					f = base.Empty()
-				case 2, 3:
+				case 2, 3, 5:
 					f = NewFacilities(m, Options{Strategy: s})
-					g, _, err := KNearest(m, 1+3*(rep-2), Options{})
+					g, _, err := KNearest(m, 1+3*(rep%2), Options{})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -233,6 +238,13 @@ func TestFacilitiesMatchReference(t *testing.T) {
 						t.Fatal(err)
 					}
 					f = f.Empty()
+				}
+				if rep >= 4 {
+					r.Shuffle(len(rank), func(i, j int) { rank[i], rank[j] = rank[j], rank[i] })
+					var err error
+					if f, err = f.EmptyRanked(rank); err != nil {
+						t.Fatal(err)
+					}
 				}
 				open := map[int32]bool{}
 				for step := 0; step < 6*c.n; step++ {
@@ -249,7 +261,7 @@ func TestFacilitiesMatchReference(t *testing.T) {
 						wf, wd, wok := int32(-1), int32(0), false
 						for o := range open {
 							d := hamming(m.Row(int(row)), m.Row(int(o)))
-							if !wok || d < wd || d == wd && o < wf {
+							if !wok || d < wd || d == wd && rank[o] < rank[wf] {
 								wf, wd, wok = o, d, true
 							}
 						}
@@ -273,6 +285,19 @@ func TestFacilitiesMatchReference(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestEmptyRankedChecksRanks(t *testing.T) {
+	m := randMatrix(rand.New(rand.NewPCG(7, 9)), 4, 5, 3, 0, false)
+	f := NewFacilities(m, Options{})
+	for _, bad := range [][]int32{nil, {0, 1, 2}, {0, 1, 2, 2}, {0, 1, 2, 4}, {-1, 0, 1, 2}} {
+		if _, err := f.EmptyRanked(bad); err == nil {
+			t.Errorf("EmptyRanked(%v) did not fail", bad)
+		}
+	}
+	if _, err := f.EmptyRanked([]int32{3, 1, 0, 2}); err != nil {
+		t.Errorf("EmptyRanked(permutation) = %v", err)
 	}
 }
 
