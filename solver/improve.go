@@ -2,6 +2,7 @@ package solver
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/smoothanon/smoothanon/verify"
 )
@@ -58,37 +59,60 @@ func (s *state) totalCost(clusters [][]int32) int64 {
 
 // split partitions every cluster of at least 2k users into groups of
 // mutually close users (see partition) and keeps the partition where it
-// lowers the cluster's cost under the mode.
+// lowers the cluster's cost under the mode. Clusters are independent, so
+// they are split in parallel; the output keeps the input order.
 func (s *state) split(clusters [][]int32) [][]int32 {
 	pr, k := s.pr, s.p.K
-	cnt := make([]int32, pr.nf)
-	var touched []int32
-	sp := newSplitter(pr)
-	var out [][]int32
+	w := workers(s.p.Workers)
+	type scratch struct {
+		sp      *splitter
+		cnt     []int32
+		touched []int32
+	}
+	scr := make([]*scratch, w)
+	parts := make([][][]int32, len(clusters)) // nil: keep the cluster
+	var mu sync.Mutex
+	done := 0
 	s.progress("split", 0, len(clusters))
-	for i, c := range clusters {
-		if i%1024 == 0 {
-			if s.ctx.Err() != nil {
-				return clusters
+	parallel(len(clusters), 256, w, func(lo, hi, worker int) {
+		if s.ctx.Err() != nil {
+			return
+		}
+		sc := scr[worker]
+		if sc == nil {
+			sc = &scratch{sp: newSplitter(pr), cnt: make([]int32, pr.nf)}
+			scr[worker] = sc
+		}
+		for i := lo; i < hi; i++ {
+			c := clusters[i]
+			if len(c) < 2*k {
+				continue
 			}
-			s.progress("split", i, len(clusters))
+			groups := sc.sp.partition(c, k, s.p.Mode)
+			var after int64
+			for _, g := range groups {
+				after += pr.costOf(g, s.p.Mode, sc.cnt, &sc.touched)
+			}
+			if after < pr.costOf(c, s.p.Mode, sc.cnt, &sc.touched) {
+				parts[i] = groups
+			}
 		}
-		if len(c) < 2*k {
-			out = append(out, c)
-			continue
-		}
-		groups := sp.partition(c, k, s.p.Mode)
-		var after int64
-		for _, g := range groups {
-			after += pr.costOf(g, s.p.Mode, cnt, &touched)
-		}
-		if after < pr.costOf(c, s.p.Mode, cnt, &touched) {
-			out = append(out, groups...)
+		mu.Lock()
+		done += hi - lo
+		s.progress("split", done, len(clusters))
+		mu.Unlock()
+	})
+	if s.ctx.Err() != nil {
+		return clusters
+	}
+	var out [][]int32
+	for i, c := range clusters {
+		if parts[i] != nil {
+			out = append(out, parts[i]...)
 		} else {
 			out = append(out, c)
 		}
 	}
-	s.progress("split", len(clusters), len(clusters))
 	return out
 }
 
@@ -342,6 +366,18 @@ func (c *cstat) deltaIn(row []int32, mode verify.Mode) int64 {
 	return d
 }
 
+// lowerIn is a lower bound on deltaIn for a row of d features, from the
+// cluster's counts alone: each feature of the row changes the smooth sum by
+// at least −1, and in nonsmooth mode at most min(d, #{f: h = s}) of them
+// can be held by every member.
+func (c *cstat) lowerIn(d int32, mode verify.Mode) int64 {
+	if mode == verify.NonSmooth {
+		s, all := int64(c.s), int64(c.at(c.s))
+		return int64(d) - (s+1)*min(int64(d), all) + s*all
+	}
+	return int64(c.M) - int64(d)
+}
+
 // deltaOut is the cost change of removing a member with row from c.
 func (c *cstat) deltaOut(row []int32, mode verify.Mode) int64 {
 	s := c.s
@@ -378,6 +414,60 @@ const refineMaxList = 512
 // refineCandidates is the number of nearest centres tried per user.
 const refineCandidates = 6
 
+// centreScratch is one worker's scratch space for nearest.
+type centreScratch struct {
+	cnt     []int32 // cluster -> features of the row in its list
+	touched []int32
+	top     []centreCand
+}
+
+type centreCand struct{ d, c int32 }
+
+// nearest writes into out (-1 padded) the clusters whose centre, as
+// indexed by cpost (features a new member could keep) and clen (centre
+// sizes), is nearest to row, by (distance, cluster); features whose list
+// is longer than refineMaxList are not counted.
+func (cs *centreScratch) nearest(row []int32, cpost [][]int32, clen []int32, out []int32) {
+	cnt, touched, top := cs.cnt, cs.touched[:0], cs.top[:0]
+	dp := int32(len(row))
+	for _, f := range row {
+		if len(cpost[f]) > refineMaxList {
+			continue
+		}
+		for _, c := range cpost[f] {
+			if cnt[c] == 0 {
+				touched = append(touched, c)
+			}
+			cnt[c]++
+		}
+	}
+	n := len(out)
+	for _, c := range touched {
+		d := dp + clen[c] - 2*cnt[c]
+		cnt[c] = 0
+		if len(top) == n && (d > top[n-1].d || (d == top[n-1].d && c > top[n-1].c)) {
+			continue
+		}
+		i := len(top)
+		top = append(top, centreCand{d, c})
+		for i > 0 && (top[i-1].d > d || (top[i-1].d == d && top[i-1].c > c)) {
+			top[i] = top[i-1]
+			i--
+		}
+		top[i] = centreCand{d, c}
+		if len(top) > n {
+			top = top[:n]
+		}
+	}
+	for i := range out {
+		out[i] = -1
+		if i < len(top) {
+			out[i] = top[i].c
+		}
+	}
+	cs.touched, cs.top = touched, top
+}
+
 // refine moves single users to the cluster whose (current) centre is among
 // the nearest to them when the move lowers the total cost and leaves the
 // source cluster with at least k users. Passes over all users in canonical
@@ -396,10 +486,9 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 	}
 	cpost := make([][]int32, pr.nf)
 	clen := make([]int32, nc)
-	cnt := make([]int32, nc)
-	var touched []int32
-	type cand struct{ d, c int32 }
-	top := make([]cand, 0, refineCandidates+1)
+	w := workers(s.p.Workers)
+	cscr := make([]*centreScratch, w)
+	cands := make([]int32, pr.np*refineCandidates)
 	var tried []int32
 	for pass := 0; pass < maxRefinePasses; pass++ {
 		if err := s.ctx.Err(); err != nil {
@@ -423,40 +512,23 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 				}
 			})
 		}
+		// The nearest centres of every point depend only on this pass's
+		// index, so they are found for all points first, in parallel.
+		parallel(pr.np, 1024, w, func(lo, hi, worker int) {
+			cs := cscr[worker]
+			if cs == nil {
+				cs = &centreScratch{cnt: make([]int32, nc)}
+				cscr[worker] = cs
+			}
+			for p := lo; p < hi; p++ {
+				cs.nearest(pr.row(int32(p)), cpost, clen, cands[p*refineCandidates:(p+1)*refineCandidates])
+			}
+		})
 		moves := 0
 		for p := int32(0); p < int32(pr.np); p++ {
 			row := pr.row(p)
 			dp := int32(len(row))
-			for _, f := range row {
-				if len(cpost[f]) > refineMaxList {
-					continue
-				}
-				for _, c := range cpost[f] {
-					if cnt[c] == 0 {
-						touched = append(touched, c)
-					}
-					cnt[c]++
-				}
-			}
-			top = top[:0]
-			for _, c := range touched {
-				d := dp + clen[c] - 2*cnt[c]
-				cnt[c] = 0
-				if len(top) == refineCandidates && (d > top[len(top)-1].d || (d == top[len(top)-1].d && c > top[len(top)-1].c)) {
-					continue
-				}
-				i := len(top)
-				top = append(top, cand{d, c})
-				for i > 0 && (top[i-1].d > d || (top[i-1].d == d && top[i-1].c > c)) {
-					top[i] = top[i-1]
-					i--
-				}
-				top[i] = cand{d, c}
-				if len(top) > refineCandidates {
-					top = top[:refineCandidates]
-				}
-			}
-			touched = touched[:0]
+			top := cands[int(p)*refineCandidates : int(p+1)*refineCandidates]
 			for _, u := range pr.users(p) {
 				a := cl[u]
 				if st[a].s <= k {
@@ -466,6 +538,10 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 				best, bestD := int32(-1), int64(0)
 				try := func(c int32) {
 					if c == a {
+						return
+					}
+					// Skip c when even its lower bound cannot win.
+					if lb := out + st[c].lowerIn(dp, mode); lb > bestD || (lb == bestD && (best < 0 || c > best)) {
 						return
 					}
 					if d := out + st[c].deltaIn(row, mode); d < bestD || (d == bestD && best >= 0 && c < best) {
@@ -479,8 +555,11 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 						try(c)
 					}
 				}
-				for _, t := range top {
-					consider(t.c)
+				for _, c := range top {
+					if c < 0 {
+						break
+					}
+					consider(c)
 				}
 				// Clusters of identical users and of the nearest points.
 				for _, v := range pr.users(p)[:min(len(pr.users(p)), 8)] {
