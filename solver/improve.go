@@ -11,29 +11,34 @@ import (
 // keeps the cheaper result (ties: unsplit). Splitting lowers the cost of
 // each large cluster at once but can trap refine in a worse local optimum
 // (e.g. on block-structured data), so the choice is made on the final cost.
-// The two refinements run in parallel when Workers allows.
+// When Workers allows, the unsplit refinement runs while the clusters are
+// split and refined (neither modifies the clusters).
 func (s *state) improve(clusters [][]int32) ([][]int32, error) {
-	split := s.split(clusters)
-	if err := s.ctx.Err(); err != nil {
-		return nil, err
-	}
-	if len(split) == len(clusters) {
-		return s.refine(clusters)
-	}
-	var a, b [][]int32
-	var errA, errB error
+	// unsplit returns the refinement of the clusters as they are.
+	unsplit := func() ([][]int32, error) { return s.refine(clusters) }
 	if workers(s.p.Workers) >= 2 {
+		var a [][]int32
+		var err error
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			b, errB = s.refine(split)
+			a, err = s.refine(clusters)
 		}()
-		a, errA = s.refine(clusters)
-		<-done
-	} else {
-		a, errA = s.refine(clusters)
-		b, errB = s.refine(split)
+		unsplit = func() ([][]int32, error) {
+			<-done
+			return a, err
+		}
 	}
+	split := s.split(clusters)
+	if err := s.ctx.Err(); err != nil {
+		unsplit() // wait for the goroutine
+		return nil, err
+	}
+	if len(split) == len(clusters) {
+		return unsplit()
+	}
+	b, errB := s.refine(split)
+	a, errA := unsplit()
 	if errA != nil {
 		return nil, errA
 	}

@@ -292,10 +292,16 @@ type state struct {
 	// facBase is the knn.Facilities index of canon (see knnIndex).
 	facBase *knn.Facilities
 	facOnce sync.Once
+	// progressMu serialises progress calls.
+	progressMu sync.Mutex
 }
 
+// progress reports to Params.Progress; the lock keeps calls from
+// concurrent stages (the two refinements) from overlapping.
 func (s *state) progress(stage string, done, total int) {
 	if s.p.Progress != nil {
+		s.progressMu.Lock()
+		defer s.progressMu.Unlock()
 		s.p.Progress(stage, done, total)
 	}
 }

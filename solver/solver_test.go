@@ -8,7 +8,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
@@ -518,6 +520,33 @@ func TestFacilitySetsAgree(t *testing.T) {
 					t.Fatalf("%s: clustering %d (knn.Facilities %v, graph %v) differs from facSet", md, i, i%2 == 1, i >= 2)
 				}
 			}
+		}
+	}
+}
+
+// TestProgressCallsDoNotOverlap: the two refinements (and the split
+// workers) report from different goroutines; Params.Progress promises
+// calls that never overlap.
+func TestProgressCallsDoNotOverlap(t *testing.T) {
+	m, err := gen.SBM(gen.SBMParams{N: 512, S: 64, Q: 0.8, P: 0.02, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inside, calls atomic.Int32
+	stages := map[string]bool{}
+	p := Params{K: 4, Seed: 1, Workers: 4, Progress: func(stage string, done, total int) {
+		if inside.Add(1) != 1 {
+			t.Errorf("overlapping Progress call (%s %d/%d)", stage, done, total)
+		}
+		stages[stage] = true
+		calls.Add(1)
+		time.Sleep(50 * time.Microsecond) // widen the window
+		inside.Add(-1)
+	}}
+	solveChecked(t, m, p)
+	for _, st := range []string{"neighbours", "restarts", "close", "split", "refine"} {
+		if !stages[st] {
+			t.Errorf("no progress reported for stage %s (%d calls)", st, calls.Load())
 		}
 	}
 }
