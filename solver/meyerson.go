@@ -16,9 +16,10 @@ import (
 // number, i.e. the earliest opened facility. This tie rule matters: on dblp,
 // users sharing no feature with any facility all tie, and sending them to the
 // earliest facility gathers them in one cluster that split then cuts into
-// similar groups; breaking ties by lowest row instead (as knn.Facilities
-// does) scatters them and drops improved smooth Jaccard from 30.0% to 23.6%
-// (seed 1). That is why Meyerson does not use knn.Facilities.
+// similar groups; breaking ties by lowest row instead (knn.Facilities'
+// default) scatters them and drops improved smooth Jaccard from 30.0% to
+// 23.6% (seed 1). So when Meyerson runs on knn.Facilities (large power-law
+// inputs, see knnFacilitiesLoad) the rows are ranked by processing order.
 type facSet struct {
 	pr     *problem
 	point  []int32 // facility -> point
