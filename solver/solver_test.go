@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -229,6 +230,34 @@ func TestCancelled(t *testing.T) {
 	cancel()
 	if _, err := Solve(ctx, randomMatrix(1, 100, 20, 3), Params{K: 3}); err == nil {
 		t.Fatal("Solve with a cancelled context succeeded")
+	}
+}
+
+// TestCancelledDuringImprove cancels while split runs next to the unsplit
+// refinement: Solve must report the error and leave no goroutine behind.
+func TestCancelledDuringImprove(t *testing.T) {
+	m, err := gen.SBM(gen.SBMParams{N: 512, S: 64, Q: 0.8, P: 0.02, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []string{"split", "refine"} {
+		before := runtime.NumGoroutine()
+		ctx, cancel := context.WithCancel(context.Background())
+		p := Params{K: 4, Seed: 1, Workers: 2, Progress: func(stage string, done, total int) {
+			if stage == at {
+				cancel()
+			}
+		}}
+		if _, err := Solve(ctx, m, p); err == nil {
+			t.Errorf("cancelled at %s: Solve succeeded", at)
+		}
+		cancel()
+		for i := 0; runtime.NumGoroutine() > before; i++ {
+			if i == 100 {
+				t.Fatalf("cancelled at %s: %d goroutines left, %d before", at, runtime.NumGoroutine(), before)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
 
@@ -492,8 +521,8 @@ func TestFmap(t *testing.T) {
 	}
 }
 
-// TestFacilitySetsAgree: Meyerson and closing on knn.Facilities (input
-// permuted into the processing order) give exactly the facSet clustering.
+// TestFacilitySetsAgree: Meyerson and closing on knn.Facilities (rows
+// ranked by the processing order) give exactly the facSet clustering.
 func TestFacilitySetsAgree(t *testing.T) {
 	for _, m := range []*matrix.Matrix{randomMatrix(7, 400, 30, 4), randomMatrix(8, 400, 600, 5)} {
 		for _, md := range allModes {

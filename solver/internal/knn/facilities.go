@@ -26,7 +26,7 @@ type Facilities struct {
 	openRow []bool
 	count   int
 	gCount  []int32 // open rows per group
-	minOpen []int32 // lowest open row per group (its label), -1 when none
+	minOpen []int32 // lowest label of the group's open rows, -1 when none
 
 	// Bitset strategy: open groups in a dense list.
 	openList []int32
@@ -119,7 +119,8 @@ func (f *Facilities) UseNeighbours(g *Graph) error {
 func (f *Facilities) Empty() *Facilities { return newFacilities(f.sh) }
 
 // EmptyRanked is Empty with ties going to the row of lower rank instead:
-// rank[row] is the rank of row and must be a permutation of 0..rows−1. It
+// rank[row] is the rank of row and must be a permutation of 0..rows−1; the
+// set keeps rank, which must not change while the set is in use. It
 // lets one index serve facility sets with different tie orders (the
 // solver's restarts break ties by opening order) without renumbering rows.
 func (f *Facilities) EmptyRanked(rank []int32) (*Facilities, error) {

@@ -8,8 +8,8 @@ import (
 // openLists is the Prefix strategy's index of the open groups of one
 // Facilities: per feature rank, the open groups holding it, in runs of
 // equal (degree, position of the feature in the group) sorted by (degree,
-// position), each run sorted by label (the group's lowest open row, the
-// tie-break key). It holds only open groups, so a query reads compact
+// position), each run sorted by label (the lowest label of the group's open rows,
+// the tie-break key). It holds only open groups, so a query reads compact
 // lists whose length grows with the open facilities, not with the rows,
 // and which stay in cache.
 type openLists struct {
@@ -53,7 +53,7 @@ func (o *openLists) insert(P *postings, F []int32, g, label int32) {
 		}
 		e := runs[i].e
 		if n := len(e); n == 0 || e[n-1].label < label {
-			runs[i].e = append(e, ent) // the common case: rows open in order
+			runs[i].e = append(e, ent) // the common case: labels arrive in order
 			continue
 		}
 		j, _ := slices.BinarySearchFunc(e, label, func(x openEntry, l int32) int { return int(x.label - l) })
