@@ -371,18 +371,6 @@ func (c *cstat) deltaIn(row []int32, mode verify.Mode) int64 {
 	return d
 }
 
-// lowerIn is a lower bound on deltaIn for a row of d features, from the
-// cluster's counts alone: each feature of the row changes the smooth sum by
-// at least −1, and in nonsmooth mode at most min(d, #{f: h = s}) of them
-// can be held by every member.
-func (c *cstat) lowerIn(d int32, mode verify.Mode) int64 {
-	if mode == verify.NonSmooth {
-		s, all := int64(c.s), int64(c.at(c.s))
-		return int64(d) - (s+1)*min(int64(d), all) + s*all
-	}
-	return int64(c.M) - int64(d)
-}
-
 // deltaOut is the cost change of removing a member with row from c.
 func (c *cstat) deltaOut(row []int32, mode verify.Mode) int64 {
 	s := c.s
@@ -532,7 +520,6 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 		moves := 0
 		for p := int32(0); p < int32(pr.np); p++ {
 			row := pr.row(p)
-			dp := int32(len(row))
 			top := cands[int(p)*refineCandidates : int(p+1)*refineCandidates]
 			for _, u := range pr.users(p) {
 				a := cl[u]
@@ -543,10 +530,6 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 				best, bestD := int32(-1), int64(0)
 				try := func(c int32) {
 					if c == a {
-						return
-					}
-					// Skip c when even its lower bound cannot win.
-					if lb := out + st[c].lowerIn(dp, mode); lb > bestD || (lb == bestD && (best < 0 || c > best)) {
 						return
 					}
 					if d := out + st[c].deltaIn(row, mode); d < bestD || (d == bestD && best >= 0 && c < best) {
