@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -260,6 +261,18 @@ func TestFlinkMatchesPrism(t *testing.T) {
 				t.Fatalf("go %s: %v\n%s", strings.Join(b, " "), err, out)
 			}
 		}
+		// Beam's boot loader copies the worker binary into a fresh
+		// /tmp/bin*/worker for every harness and never deletes it (~190 MB
+		// each): remove the ones this test made.
+		before, _ := filepath.Glob("/tmp/bin*")
+		t.Cleanup(func() {
+			after, _ := filepath.Glob("/tmp/bin*/worker")
+			for _, w := range after {
+				if dir := filepath.Dir(w); !slices.Contains(before, dir) {
+					os.RemoveAll(dir)
+				}
+			}
+		})
 		cfg, wb := *jobopts.EnvironmentConfig, *jobopts.WorkerBinary
 		*jobopts.EnvironmentConfig = fmt.Sprintf(`{"command": %q}`, boot)
 		*jobopts.WorkerBinary = worker
