@@ -214,7 +214,10 @@ func TestFlinkMatchesPrism(t *testing.T) {
 		"-Xmx1g"}
 	args = append(args, launch...)
 	args = append(args, "--job-host=127.0.0.1", fmt.Sprintf("--job-port=%d", jobPort),
-		"--artifact-port=0", "--expansion-port=0", "--flink-master=[local]")
+		"--artifact-port=0", "--expansion-port=0", "--flink-master=[local]",
+		// Staged binaries go to the test's directory, not to the default
+		// /tmp/beam-artifact-staging, which nothing cleans.
+		"--artifacts-dir="+filepath.Join(f.dir, "artifacts"))
 	cmd := exec.Command("java", args...)
 	// PROCESS workers start in the job server's directory, where Beam's boot
 	// loader writes pipeline_options.json: keep that out of the source tree.

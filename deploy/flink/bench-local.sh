@@ -58,7 +58,8 @@ java --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util
 	--add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED \
 	--add-opens=java.base/java.util.concurrent=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
 	"-Xmx$heap" @"$args" --job-host=127.0.0.1 --job-port="$port" --artifact-port=0 --expansion-port=0 \
-	--flink-master='[local]' --flink-conf-dir="$work/conf" >"$work/jobserver.log" 2>&1 &
+	--flink-master='[local]' --flink-conf-dir="$work/conf" --artifacts-dir="$work/artifacts" \
+	--clean-artifacts-per-job=true >"$work/jobserver.log" 2>&1 &
 jvm=$!
 trap 'kill $jvm 2>/dev/null || true' EXIT
 for _ in $(seq 120); do
