@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/smoothanon/smoothanon/solver/internal/par"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -79,7 +80,7 @@ func (s *state) split(clusters [][]int32) [][]int32 {
 	var mu sync.Mutex
 	done := 0
 	s.progress("split", 0, len(clusters))
-	parallel(len(clusters), 256, w, func(lo, hi, worker int) {
+	par.For(w, len(clusters), 256, func(worker, lo, hi int) {
 		if s.ctx.Err() != nil {
 			return
 		}
@@ -507,7 +508,7 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 		}
 		// The nearest centres of every point depend only on this pass's
 		// index, so they are found for all points first, in parallel.
-		parallel(pr.np, 1024, w, func(lo, hi, worker int) {
+		par.For(w, pr.np, 1024, func(worker, lo, hi int) {
 			cs := cscr[worker]
 			if cs == nil {
 				cs = &centreScratch{cnt: make([]int32, nc)}

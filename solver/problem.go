@@ -5,11 +5,11 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver/internal/knn"
+	"github.com/smoothanon/smoothanon/solver/internal/par"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -213,30 +213,6 @@ func workers(w int) int {
 	return w
 }
 
-// parallel runs fn(lo, hi, worker) over [0, n) in chunks on w goroutines.
-func parallel(n, chunk, w int, fn func(lo, hi, worker int)) {
-	if w <= 1 || n <= chunk {
-		fn(0, n, 0)
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for k := 0; k < w; k++ {
-		wg.Add(1)
-		go func(k int) {
-			defer wg.Done()
-			for {
-				lo := int(next.Add(int64(chunk))) - chunk
-				if lo >= n {
-					return
-				}
-				fn(lo, min(lo+chunk, n), k)
-			}
-		}(k)
-	}
-	wg.Wait()
-}
-
 // facilityCosts returns, per point, factor × the sum of the distances from
 // one of its users to its nn nearest other users (exact; all other users
 // when there are fewer than nn). A zero sum gives cost 0 even when factor is
@@ -259,7 +235,7 @@ func (pr *problem) facilityCosts(nn int, factor float64, w int) []float64 {
 	for i := range pr.nbr {
 		pr.nbr[i] = -1
 	}
-	parallel(pr.np, 256, w, func(lo, hi, k int) {
+	par.For(w, pr.np, 256, func(k, lo, hi int) {
 		s := &sc[k]
 		var top [nbrPoints]int32
 		var topD [nbrPoints]int32

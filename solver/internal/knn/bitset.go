@@ -3,6 +3,8 @@ package knn
 import (
 	"math/bits"
 	"sync/atomic"
+
+	"github.com/smoothanon/smoothanon/solver/internal/par"
 )
 
 // bitsets returns the groups' feature sets as bitsets of words words each.
@@ -28,7 +30,7 @@ func searchBitset(x *index, kOf func(int32) int, workers int) *groupLists {
 	ng := x.numGroups()
 	var cand atomic.Int64
 	tops := make([]topK, workers)
-	parallelFor(workers, ng, 64, func(w, lo, hi int) {
+	par.For(workers, ng, 64, func(w, lo, hi int) {
 		t := &tops[w]
 		var c int64
 		for u := lo; u < hi; u++ {

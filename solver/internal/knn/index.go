@@ -3,10 +3,9 @@ package knn
 import (
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver/internal/par"
 )
 
 // index is the static part shared by every search: identical rows grouped,
@@ -57,7 +56,7 @@ func buildIndex(m *matrix.Matrix, workers int) *index {
 		i int32
 	}
 	hs := make([]hr, n)
-	parallelFor(workers, n, 4096, func(_, lo, hi int) {
+	par.For(workers, n, 4096, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			hs[i] = hr{rowHash(m.Row(i)), int32(i)}
 		}
@@ -173,7 +172,7 @@ func buildIndex(m *matrix.Matrix, workers int) *index {
 	}
 	ncols = len(colFeat)
 	x.ncols = ncols
-	parallelFor(workers, int(ng), 4096, func(_, lo, hi int) {
+	par.For(workers, int(ng), 4096, func(_, lo, hi int) {
 		for g := lo; g < hi; g++ {
 			out := x.gFeat[x.gOff[g]:x.gOff[g+1]]
 			for j, f := range m.Row(int(x.members[x.mStart[g]])) {
@@ -201,7 +200,7 @@ func buildIndex(m *matrix.Matrix, workers int) *index {
 	for r, c := range order {
 		rank[c] = int32(r)
 	}
-	parallelFor(workers, int(ng), 4096, func(_, lo, hi int) {
+	par.For(workers, int(ng), 4096, func(_, lo, hi int) {
 		for g := lo; g < hi; g++ {
 			out := x.gFeat[x.gOff[g]:x.gOff[g+1]]
 			for j, c := range out {
@@ -243,38 +242,4 @@ func workerCount(w int) int {
 		w = runtime.GOMAXPROCS(0)
 	}
 	return w
-}
-
-// parallelFor runs fn over [0,n) in chunks on up to workers goroutines.
-// fn gets the worker number, so it can use per-worker scratch space.
-func parallelFor(workers, n, chunk int, fn func(w, lo, hi int)) {
-	if n <= 0 {
-		return
-	}
-	if chunk < 1 {
-		chunk = 1
-	}
-	if workers > (n+chunk-1)/chunk {
-		workers = (n + chunk - 1) / chunk
-	}
-	if workers <= 1 {
-		fn(0, 0, n)
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for {
-				lo := int(next.Add(int64(chunk))) - chunk
-				if lo >= n {
-					return
-				}
-				fn(w, lo, min(lo+chunk, n))
-			}
-		}(w)
-	}
-	wg.Wait()
 }

@@ -61,6 +61,7 @@ import (
 	"time"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver/internal/par"
 )
 
 // Strategy selects how distinct rows are searched.
@@ -237,7 +238,7 @@ func expand(x *index, nb *groupLists, out *Graph, workers int) {
 	K := out.K
 	ng := x.numGroups()
 	scratch := make([][]uint64, workers)
-	parallelFor(workers, ng, 256, func(w, lo, hi int) {
+	par.For(workers, ng, 256, func(w, lo, hi int) {
 		buf := scratch[w]
 		for g := int32(lo); g < int32(hi); g++ {
 			rows := x.rowsOf(g)

@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"slices"
 	"sync/atomic"
+
+	"github.com/smoothanon/smoothanon/solver/internal/par"
 )
 
 // postings is the inverted index of the Prefix strategy.
@@ -380,7 +382,7 @@ func searchPrefix(x *index, kOf func(int32) int, workers int) *groupLists {
 	// from the start. Hints only change the work, never the result.
 	order := hintOrder(x, P)
 	var cand atomic.Int64
-	parallelFor(workers, ng, 64, func(w, lo, hi int) {
+	par.For(workers, ng, 64, func(w, lo, hi int) {
 		s := ss[w]
 		hint := make([]int32, 0, 64)
 		for i := lo; i < hi; i++ {
