@@ -171,17 +171,15 @@ func (f *Facilities) nearestOpen(u int32) {
 		for bi := 0; bi < len(runs); {
 			rn := &runs[bi]
 			d, q := int(rn.d), int(rn.q)
-			need := (a + d - D + 1) >> 1
-			if d > D+a-2*p || a-p < need {
+			need, tiesOnly, degFail, posFail := runFilter(a, p, d, q, D)
+			if degFail {
 				break // larger degrees fail too
 			}
-			if q > d-need {
+			if posFail {
 				for bi++; bi < len(runs) && int(runs[bi].d) == d; bi++ {
 				}
 				continue // later positions of this degree fail too
 			}
-			needS := (a + d - D + 2) >> 1
-			tiesOnly := q > d-needS || a-p < needS || d > D-1+a-2*p
 			for j := range rn.e {
 				s.scan++
 				e := &rn.e[j]
@@ -200,9 +198,8 @@ func (f *Facilities) nearestOpen(u int32) {
 				oldD := D
 				verify(v, e.label)
 				if D != oldD {
-					needS = (a + d - D + 2) >> 1
-					tiesOnly = q > d-needS || a-p < needS || d > D-1+a-2*p
-					if need = (a + d - D + 1) >> 1; q > d-need || a-p < need {
+					var degFail, posFail bool
+					if need, tiesOnly, degFail, posFail = runFilter(a, p, d, q, D); degFail || posFail {
 						break
 					}
 				}

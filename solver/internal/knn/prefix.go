@@ -302,16 +302,14 @@ func (s *searcher) run(u int32, hint []int32) {
 		for bi := int32(0); bi < int32(len(sbs))-1; {
 			sb := &sbs[bi]
 			d, q := int(sb.d), int(sb.q)
-			need := (a + d - D + 1) >> 1
-			if d > D+a-2*p || a-p < need {
+			need, tiesOnly, degFail, posFail := runFilter(a, p, d, q, D)
+			if degFail {
 				break // larger degrees fail too
 			}
-			if q > d-need {
+			if posFail {
 				bi = sb.nextD
 				continue
 			}
-			needS := (a + d - D + 2) >> 1
-			tiesOnly := q > d-needS || a-p < needS || d > D-1+a-2*p
 			end := sbs[bi+1].start
 			for b := sb.start; b < end; b++ {
 				s.scan++
@@ -331,9 +329,8 @@ func (s *searcher) run(u int32, hint []int32) {
 				oldD := D
 				verify(v)
 				if D != oldD {
-					needS = (a + d - D + 2) >> 1
-					tiesOnly = q > d-needS || a-p < needS || d > D-1+a-2*p
-					if need = (a + d - D + 1) >> 1; q > d-need || a-p < need {
+					var degFail, posFail bool
+					if need, tiesOnly, degFail, posFail = runFilter(a, p, d, q, D); degFail || posFail {
 						break
 					}
 				}
@@ -365,6 +362,20 @@ func (s *searcher) run(u int32, hint []int32) {
 			refresh()
 		}
 	}
+}
+
+// runFilter applies the length, prefix and positional filters to the run
+// of degree d and position q in the list of the query's p-th feature (query
+// degree a, current bound D): a group of the run enters only with an
+// overlap of at least need; with tiesOnly it can only tie at D (so only
+// groups below the worst kept label matter); degFail means this degree and
+// the larger ones fail in this list, posFail that this position and the
+// later ones of this degree fail.
+func runFilter(a, p, d, q, D int) (need int, tiesOnly, degFail, posFail bool) {
+	need = (a + d - D + 1) >> 1
+	needS := (a + d - D + 2) >> 1
+	tiesOnly = q > d-needS || a-p < needS || d > D-1+a-2*p
+	return need, tiesOnly, d > D+a-2*p || a-p < need, q > d-need
 }
 
 // searchPrefix runs the Prefix search for every group.
