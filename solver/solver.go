@@ -245,15 +245,16 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 var useKNN = true
 
 // knnFacilitiesLoad is the postings load (see problem.postingsLoad) above
-// which Meyerson runs on knn.Facilities: measured crossover on power-law
-// user lists at about 1e5 rows (load ≈ 9e4); dblp (load 149) is 10× faster
-// on facSet. facSet's bounded search (degree buckets, rarest features
-// first) helps up to 1e5 rows but not at 1e6 user-list rows, where the
-// bound stays loose on the popular features' lists (546 s of a 662 s CPU
-// solve in facSet.sharing when last measured); knn.Facilities' nearest-
-// facility queries take about 22–29 s of a 95–122 s CPU solve at 1e6 rows
-// (shared machine).
-const knnFacilitiesLoad = 1e5
+// which Meyerson runs on knn.Facilities. Measured (both give the same
+// release) since the restarts share one knn index: user lists of 1e4 rows
+// (load ≈ 9e3), the paper's SBM (3.7e3) and playstore (2.5e4) take the same
+// time either way; user lists of 3e4 rows (2.7e4) are 13% and of 1e5 rows
+// (8.9e4) 19% faster on knn.Facilities; dblp (load 149) is 10× faster on
+// facSet. facSet's bounded search (degree buckets, rarest features first)
+// does not scale to 1e6 user-list rows, where the bound stays loose on the
+// popular features' lists (546 s of a 662 s CPU solve in facSet.sharing
+// when last measured).
+const knnFacilitiesLoad = 1e4
 
 func withDefaults(p Params) Params {
 	if p.Beta == 0 {
