@@ -102,6 +102,11 @@ func cmpRun(r openRun, k [2]int32) int {
 // A candidate enters when (dist, label) < (D, L), the worst kept key. Ties
 // at D matter only for labels below L; runs ascend by label, so a run that
 // can only produce ties is cut at the first label above L.
+//
+// Its loops repeat searcher.run's over a different entry type on purpose:
+// with one entry type and verify, refresh and the entry loop as shared
+// searcher methods, KNearest measured 6% slower (1e5 user lists, five
+// alternating runs), and this is the solver's hottest code.
 func (f *Facilities) nearestOpen(u int32) {
 	s, x, P, o := f.s, f.sh.x, f.sh.P, f.ol
 	t := &s.top
