@@ -17,7 +17,7 @@ import (
 func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	// unsplit returns the refinement of the clusters as they are.
 	unsplit := func() ([][]int32, error) { return s.refine(clusters) }
-	if workers(s.p.Workers) >= 2 {
+	if par.Workers(s.p.Workers) >= 2 {
 		var a [][]int32
 		var err error
 		done := make(chan struct{})
@@ -69,7 +69,7 @@ func (s *state) totalCost(clusters [][]int32) int64 {
 // they are split in parallel; the output keeps the input order.
 func (s *state) split(clusters [][]int32) [][]int32 {
 	pr, k := s.pr, s.p.K
-	w := workers(s.p.Workers)
+	w := par.Workers(s.p.Workers)
 	type scratch struct {
 		sp      *splitter
 		cnt     []int32
@@ -480,7 +480,7 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 	}
 	cpost := make([][]int32, pr.nf)
 	clen := make([]int32, nc)
-	w := workers(s.p.Workers)
+	w := par.Workers(s.p.Workers)
 	cscr := make([]*centreScratch, w)
 	cands := make([]int32, pr.np*refineCandidates)
 	var tried []int32

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/smoothanon/smoothanon/solver/internal/knn"
+	"github.com/smoothanon/smoothanon/solver/internal/par"
 )
 
 // facSet is a set of facilities (each at a point) with exact nearest-open
@@ -372,7 +373,7 @@ type run struct {
 // the lowest restart.
 func (s *state) meyerson(cost []float64) (*run, error) {
 	R := s.p.Restarts
-	w := min(workers(s.p.Workers), R)
+	w := min(par.Workers(s.p.Workers), R)
 	var mu sync.Mutex
 	var best *run
 	done := 0

@@ -2,6 +2,7 @@ package solver
 
 import (
 	"github.com/smoothanon/smoothanon/solver/internal/knn"
+	"github.com/smoothanon/smoothanon/solver/internal/par"
 )
 
 // knnFacilities runs a restart's facilities on knn.Facilities. Rows are
@@ -38,7 +39,7 @@ func (k *knnFacilities) nearestOpen(u int32) int32 {
 // restarts.
 func (s *state) knnIndex() *knn.Facilities {
 	s.facOnce.Do(func() {
-		s.facBase = knn.NewFacilities(s.canon, knn.Options{Workers: workers(s.p.Workers)})
+		s.facBase = knn.NewFacilities(s.canon, knn.Options{Workers: par.Workers(s.p.Workers)})
 		if s.graph != nil {
 			if err := s.facBase.UseNeighbours(s.graph); err != nil {
 				panic(err) // the graph is of s.canon: cannot happen

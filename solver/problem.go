@@ -2,7 +2,6 @@ package solver
 
 import (
 	"math/bits"
-	"runtime"
 	"slices"
 	"sync"
 	"unsafe"
@@ -204,13 +203,6 @@ func newProblem(m *matrix.Matrix, order []int32) *problem {
 	}
 	slices.SortStableFunc(pr.byDeg, func(a, b int32) int { return int(pr.deg(a) - pr.deg(b)) })
 	return pr
-}
-
-func workers(w int) int {
-	if w <= 0 {
-		return runtime.GOMAXPROCS(0)
-	}
-	return w
 }
 
 // facilityCosts returns, per point, factor × the sum of the distances from

@@ -30,6 +30,7 @@ import (
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 	"github.com/smoothanon/smoothanon/solver/internal/knn"
+	"github.com/smoothanon/smoothanon/solver/internal/par"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -313,12 +314,12 @@ func (s *state) run() error {
 	var cost []float64
 	if useKNN {
 		var err error
-		cost, s.graph, s.search, err = pr.facilityCostsKNN(s.canon, s.p.K*s.p.Beta, openingFactor(s.p.Beta), workers(s.p.Workers))
+		cost, s.graph, s.search, err = pr.facilityCostsKNN(s.canon, s.p.K*s.p.Beta, openingFactor(s.p.Beta), par.Workers(s.p.Workers))
 		if err != nil {
 			return err
 		}
 	} else {
-		cost = pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), workers(s.p.Workers))
+		cost = pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), par.Workers(s.p.Workers))
 		s.search = pr.searchName()
 	}
 	if err := s.ctx.Err(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver/internal/par"
 )
 
 // Facilities is a dynamic set of open facilities, each a row of the matrix,
@@ -61,7 +62,7 @@ func NewFacilities(m *matrix.Matrix, opts Options) *Facilities {
 	if err := checkParams(m, 0, opts); err != nil {
 		panic(err)
 	}
-	x := buildIndex(m, workerCount(opts.Workers))
+	x := buildIndex(m, par.Workers(opts.Workers))
 	sh := &facShared{x: x, strat: pickStrategy(opts.Strategy, x)}
 	switch sh.strat {
 	case Bitset:

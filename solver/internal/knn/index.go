@@ -1,7 +1,6 @@
 package knn
 
 import (
-	"runtime"
 	"slices"
 
 	"github.com/smoothanon/smoothanon/matrix"
@@ -235,11 +234,4 @@ func interCount(a, b []int32) int32 {
 func (x *index) dist(g, h int32) int32 {
 	a, b := x.feats(g), x.feats(h)
 	return int32(len(a)+len(b)) - 2*interCount(a, b)
-}
-
-func workerCount(w int) int {
-	if w <= 0 {
-		w = runtime.GOMAXPROCS(0)
-	}
-	return w
 }

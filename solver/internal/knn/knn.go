@@ -186,7 +186,7 @@ func KNearest(m *matrix.Matrix, k int, opts Options) (*Graph, Stats, error) {
 	}
 	n := m.NumRows()
 	K := min(k, max(n-1, 0))
-	workers := workerCount(opts.Workers)
+	workers := par.Workers(opts.Workers)
 	t0 := time.Now()
 	x := buildIndex(m, workers)
 	st := Stats{Rows: n, Distinct: x.numGroups(), Columns: x.ncols}

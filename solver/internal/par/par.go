@@ -3,9 +3,19 @@
 package par
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
+
+// Workers is the number of goroutines for a requested count w: w itself,
+// or GOMAXPROCS when w ≤ 0.
+func Workers(w int) int {
+	if w <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return w
+}
 
 // For runs fn over [0, n) in chunks of chunk indices on up to workers
 // goroutines (one when workers ≤ 1 or there is a single chunk) and returns
