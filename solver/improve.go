@@ -520,6 +520,9 @@ func (s *state) refine(clusters [][]int32) ([][]int32, error) {
 		})
 		moves := 0
 		for p := int32(0); p < int32(pr.np); p++ {
+			if p&1023 == 0 && s.ctx.Err() != nil {
+				return nil, s.ctx.Err() // a pass takes seconds at 1e6 rows
+			}
 			row := pr.row(p)
 			top := cands[int(p)*refineCandidates : int(p+1)*refineCandidates]
 			for _, u := range pr.users(p) {
