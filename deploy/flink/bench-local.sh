@@ -29,7 +29,7 @@ root=$(cd "$here/../.." && pwd)
 work=${WORK:-/tmp/smoothanon-flink-bench}
 port=${PORT:-8099}
 heap=${JVM_HEAP:-6g}
-rm -rf "$work/flink-tmp" # spill files of an earlier, killed run
+rm -rf "$work/flink-tmp" "$work/peaks" # spill files and peaks of an earlier run
 mkdir -p "$work/conf" "$work/flink-tmp"
 work=$(cd "$work" && pwd)
 
@@ -70,6 +70,10 @@ for _ in $(seq 120); do
 	fi
 	sleep 1
 done
+if ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+	echo "job server not listening on port $port after 120 s; see $work/jobserver.log" >&2
+	exit 1
+fi
 
 # Sample the JVM's resident set and the spill directory while the job runs
 # (VmHWM of a process is only readable while it lives).
@@ -77,7 +81,8 @@ done
 	peak_jvm=0 peak_tmp=0
 	while kill -0 $jvm 2>/dev/null; do
 		r=$(awk '/^VmHWM:/{print $2}' /proc/$jvm/status 2>/dev/null || echo 0)
-		t=$(du -sk "$work/flink-tmp" 2>/dev/null | cut -f1)
+		# du fails when a spill file vanishes mid-walk; keep sampling.
+		t=$(du -sk "$work/flink-tmp" 2>/dev/null | cut -f1) || t=0
 		((r > peak_jvm)) && peak_jvm=$r
 		((t > peak_tmp)) && peak_tmp=$t
 		echo "$peak_jvm $peak_tmp" >"$work/peaks"
