@@ -64,8 +64,9 @@ func (s *state) totalCost(clusters [][]int32) int64 {
 }
 
 // split partitions every cluster of at least 2k users into groups of
-// mutually close users (see partition) and keeps the partition where it
-// lowers the cluster's cost under the mode. Clusters are independent, so
+// mutually close users (see partition; in nonsmooth mode also into groups
+// sharing features, and the cheaper of the two is taken) and keeps the
+// partition where it lowers the cluster's cost under the mode. Clusters are independent, so
 // they are split in parallel; the output keeps the input order.
 func (s *state) split(clusters [][]int32) [][]int32 {
 	pr, k := s.pr, s.p.K
@@ -94,13 +95,20 @@ func (s *state) split(clusters [][]int32) [][]int32 {
 			if len(c) < 2*k {
 				continue
 			}
-			groups := sc.sp.partition(c, k, s.p.Mode)
-			var after int64
-			for _, g := range groups {
-				after += pr.costOf(g, s.p.Mode, sc.cnt, &sc.touched)
+			best := pr.costOf(c, s.p.Mode, sc.cnt, &sc.touched)
+			try := func(common bool) {
+				groups := sc.sp.partition(c, k, s.p.Mode, common)
+				var after int64
+				for _, g := range groups {
+					after += pr.costOf(g, s.p.Mode, sc.cnt, &sc.touched)
+				}
+				if after < best {
+					best, parts[i] = after, groups
+				}
 			}
-			if after < pr.costOf(c, s.p.Mode, sc.cnt, &sc.touched) {
-				parts[i] = groups
+			try(false)
+			if s.p.Mode == verify.NonSmooth {
+				try(true)
 			}
 		}
 		mu.Lock()
@@ -136,9 +144,15 @@ func newSplitter(pr *problem) *splitter {
 
 // partition cuts members (≥ 2k users) into groups of k users and a last
 // group of k..2k−1: repeatedly the remaining user farthest from the
-// cluster's centre takes its k−1 nearest remaining users (exact Hamming
-// distance; ties by canonical order).
-func (sp *splitter) partition(members []int32, k int, mode verify.Mode) [][]int32 {
+// cluster's centre (under mode) takes k−1 remaining users: its k−1 nearest
+// (exact Hamming distance; ties by canonical order), or with common the
+// ones chosen by commonPick. Common suits nonsmooth mode: there a group
+// keeps only the features all its users hold, so its cost is the sum of
+// the degrees minus size × |intersection|, and the degrees sum to the same
+// total whatever the groups, so only the intersections matter; nearest
+// users by Hamming distance are mostly users of low degree that share
+// nothing.
+func (sp *splitter) partition(members []int32, k int, mode verify.Mode, common bool) [][]int32 {
 	pr := sp.pr
 	n := len(members)
 	// Centre.
@@ -197,52 +211,56 @@ func (sp *splitter) partition(members []int32, k int, mode verify.Mode) [][]int3
 		seed := seeds[si]
 		removed[seed] = true
 		left--
-		ds := deg(seed)
-		for _, f := range pr.urow(members[seed]) {
-			if len(sp.lpost[f]) > refineMaxList && n > 2*refineMaxList {
-				continue // too common to tell users apart; keeps large splits linear
-			}
-			for _, j := range sp.lpost[f] {
-				if removed[j] {
-					continue
-				}
-				if cnt[j] == 0 {
-					touched = append(touched, j)
-				}
-				cnt[j]++
-			}
-		}
-		cands = cands[:0]
-		for _, j := range touched {
-			cands = append(cands, cand{ds + deg(j) - 2*cnt[j], j})
-		}
-		// Nearest users sharing nothing: least degree.
 		for bi < n && removed[byDeg[bi]] {
 			bi++
 		}
-		got := 0
-		for x := bi; x < n && got < k-1; x++ {
-			j := byDeg[x]
-			if removed[j] || cnt[j] > 0 {
-				continue
-			}
-			cands = append(cands, cand{ds + deg(j), j})
-			got++
-		}
-		for _, j := range touched {
-			cnt[j] = 0
-		}
-		touched = touched[:0]
-		slices.SortFunc(cands, func(a, b cand) int {
-			if a.d != b.d {
-				return int(a.d - b.d)
-			}
-			return int(a.i - b.i)
-		})
 		g := []int32{members[seed]}
-		for _, c := range cands[:k-1] {
-			removed[c.i] = true
-			g = append(g, members[c.i])
+		if common {
+			g = sp.commonPick(members, seed, k, removed, byDeg[bi:], g)
+		} else {
+			ds := deg(seed)
+			for _, f := range pr.urow(members[seed]) {
+				if len(sp.lpost[f]) > refineMaxList && n > 2*refineMaxList {
+					continue // too common to tell users apart; keeps large splits linear
+				}
+				for _, j := range sp.lpost[f] {
+					if removed[j] {
+						continue
+					}
+					if cnt[j] == 0 {
+						touched = append(touched, j)
+					}
+					cnt[j]++
+				}
+			}
+			cands = cands[:0]
+			for _, j := range touched {
+				cands = append(cands, cand{ds + deg(j) - 2*cnt[j], j})
+			}
+			// Nearest users sharing nothing: least degree.
+			got := 0
+			for x := bi; x < n && got < k-1; x++ {
+				j := byDeg[x]
+				if removed[j] || cnt[j] > 0 {
+					continue
+				}
+				cands = append(cands, cand{ds + deg(j), j})
+				got++
+			}
+			for _, j := range touched {
+				cnt[j] = 0
+			}
+			touched = touched[:0]
+			slices.SortFunc(cands, func(a, b cand) int {
+				if a.d != b.d {
+					return int(a.d - b.d)
+				}
+				return int(a.i - b.i)
+			})
+			for _, c := range cands[:k-1] {
+				removed[c.i] = true
+				g = append(g, members[c.i])
+			}
 		}
 		left -= k - 1
 		slices.Sort(g)
@@ -259,6 +277,87 @@ func (sp *splitter) partition(members []int32, k int, mode verify.Mode) [][]int3
 		sp.lpost[f] = sp.lpost[f][:0]
 	}
 	return groups
+}
+
+// commonPick adds k−1 remaining members to the group g of the seed (local
+// index seed) for nonsmooth mode, marking them removed, and returns the
+// group. Each step adds the remaining member holding most of the
+// features the group still has in common (ties: lower degree, then lower
+// index), which then shrink to those it holds too (and to those enough
+// remaining members hold to last until the group is full); once no remaining
+// member holds any of them (or none are left), the rest come from
+// byDeg (local indices by ascending degree): the group keeps nothing
+// more, and low-degree members are the least useful to later groups.
+// Lists longer than refineMaxList are skipped in clusters above
+// 2·refineMaxList members, as in the smooth search, to keep large splits
+// linear.
+func (sp *splitter) commonPick(members []int32, seed int32, k int, removed []bool, byDeg []int32, g []int32) []int32 {
+	pr := sp.pr
+	n := len(members)
+	common := slices.Clone(pr.urow(members[seed]))
+	cnt := sp.cnt[:n]
+	var touched []int32
+	deg := func(i int32) int { return len(pr.urow(members[i])) }
+	for len(g) < k {
+		// A feature held by fewer remaining members than the group still
+		// needs cannot stay in the group's intersection.
+		common = slices.DeleteFunc(common, func(f int32) bool {
+			if len(sp.lpost[f]) > refineMaxList && n > 2*refineMaxList {
+				return false // not counted (see above)
+			}
+			h := 0
+			for _, j := range sp.lpost[f] {
+				if !removed[j] {
+					h++
+				}
+			}
+			return h < k-len(g)
+		})
+		best := int32(-1)
+		for _, f := range common {
+			if len(sp.lpost[f]) > refineMaxList && n > 2*refineMaxList {
+				continue
+			}
+			for _, j := range sp.lpost[f] {
+				if removed[j] {
+					continue
+				}
+				if cnt[j] == 0 {
+					touched = append(touched, j)
+				}
+				cnt[j]++
+			}
+		}
+		for _, j := range touched {
+			if best < 0 || cnt[j] > cnt[best] || (cnt[j] == cnt[best] && (deg(j) < deg(best) || (deg(j) == deg(best) && j < best))) {
+				best = j
+			}
+		}
+		for _, j := range touched {
+			cnt[j] = 0
+		}
+		touched = touched[:0]
+		if best < 0 {
+			break
+		}
+		removed[best] = true
+		g = append(g, members[best])
+		row := pr.urow(members[best])
+		common = slices.DeleteFunc(common, func(f int32) bool {
+			_, found := slices.BinarySearch(row, f)
+			return !found
+		})
+	}
+	for _, j := range byDeg {
+		if len(g) == k {
+			break
+		}
+		if !removed[j] {
+			removed[j] = true
+			g = append(g, members[j])
+		}
+	}
+	return g
 }
 
 // cstat is a cluster's feature counts for cost deltas.
