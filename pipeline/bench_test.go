@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/smoothanon/smoothanon/gen"
-	"github.com/smoothanon/smoothanon/importer"
+	"github.com/smoothanon/smoothanon/internal/datasets"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
@@ -50,18 +50,6 @@ func peakRSSMB() float64 {
 		}
 	}
 	return 0
-}
-
-// dataDir is ../shared/data/raw next to the repository, or $SMOOTHANON_DATA.
-func dataDir(tb testing.TB) string {
-	if d := os.Getenv("SMOOTHANON_DATA"); d != "" {
-		return d
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return filepath.Join(wd, "..", "..", "shared", "data", "raw")
 }
 
 // writeParts writes m as parts Parquet files of 64Ki-row groups.
@@ -120,14 +108,7 @@ func runBench(b *testing.B, p Params) *Result {
 // whole data set in one process and reports the Jaccard gap (target < 0.01).
 // Targets: ≤ 90 s, ≤ 3 GB RSS (run alone: -run '^$' -bench DBLP -benchtime 1x).
 func BenchmarkDBLP(b *testing.B) {
-	path := filepath.Join(dataDir(b), "com-dblp.ungraph.noheader.txt.gz")
-	if _, err := os.Stat(path); err != nil {
-		b.Skipf("real data set not available (%v); it lives in ../shared/data/raw", err)
-	}
-	m, _, err := importer.Import("edges", path, importer.Options{Undirected: true})
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := datasets.ForTest(b, "dblp")
 	input := writeParts(b, b.TempDir(), m, 4)
 	b.ResetTimer()
 	res := runBench(b, Params{Input: input, K: 8, ChunkSize: 100_000, Seed: *benchSeed, Key: key(b), SpectralIterations: *benchIters})

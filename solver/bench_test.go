@@ -4,49 +4,28 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/smoothanon/smoothanon/gen"
-	"github.com/smoothanon/smoothanon/importer"
+	"github.com/smoothanon/smoothanon/internal/datasets"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
 var userListsMax = flag.Int64("userlists_max", 1e5, "largest BenchmarkUserLists size to run")
 
-// rawDir is ../shared/data/raw relative to the repository root.
-var rawDir = filepath.Join("..", "..", "shared", "data", "raw")
-
+// loadDataset returns a shared real data set (see internal/datasets; the
+// test is skipped when it is absent) or, for "sbm", the paper's SBM.
 func loadDataset(tb testing.TB, name string) *matrix.Matrix {
 	tb.Helper()
-	var file, format string
-	opts := importer.Options{}
-	switch name {
-	case "adult":
-		file, format = "adult.data.gz", "adult"
-	case "playstore":
-		file, format = "googleplaystore.csv.gz", "playstore"
-	case "dblp":
-		file, format = "com-dblp.ungraph.noheader.txt.gz", "edges"
-		opts.Undirected = true
-	case "sbm":
+	if name == "sbm" {
 		m, err := gen.SBM(gen.PaperSBM(1))
 		if err != nil {
 			tb.Fatal(err)
 		}
 		return m
 	}
-	path := filepath.Join(rawDir, file)
-	if _, err := os.Stat(path); err != nil {
-		tb.Skipf("dataset %s not available at %s", name, path)
-	}
-	m, _, err := importer.Import(format, path, opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return m
+	return datasets.ForTest(tb, name)
 }
 
 func benchSolve(b *testing.B, name string, mode verify.Mode, v Variant) {

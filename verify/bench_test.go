@@ -1,72 +1,18 @@
 package verify
 
 import (
-	"bufio"
-	"compress/gzip"
-	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/smoothanon/smoothanon/internal/datasets"
 	"github.com/smoothanon/smoothanon/matrix"
 )
 
-// dataDir is ../shared/data/raw next to the repository root.
-func dataDir(t testing.TB) string {
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(wd, "..", "..", "shared", "data", "raw")
-}
-
-// loadDBLP reads the SNAP com-DBLP edge list as a symmetric user×feature
-// matrix (317,080 rows, 2,099,732 entries), or skips.
-func loadDBLP(t testing.TB) *matrix.Matrix {
-	p := filepath.Join(dataDir(t), "com-dblp.ungraph.noheader.txt.gz")
-	f, err := os.Open(p)
-	if err != nil {
-		t.Skipf("real data set not available (%v); it lives in ../shared/data/raw", err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adj := map[uint32][]uint32{}
-	sc := bufio.NewScanner(gz)
-	for sc.Scan() {
-		a, b, ok := strings.Cut(sc.Text(), "\t")
-		if !ok {
-			continue
-		}
-		x, err1 := strconv.ParseUint(a, 10, 32)
-		y, err2 := strconv.ParseUint(b, 10, 32)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("bad line %q", sc.Text())
-		}
-		adj[uint32(x)] = append(adj[uint32(x)], uint32(y))
-		adj[uint32(y)] = append(adj[uint32(y)], uint32(x))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]uint32, 0, len(adj))
-	for id := range adj {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	m := matrix.New(len(ids), 2*1049866)
-	for _, id := range ids {
-		m.Append(fmt.Sprintf("n%010d", id), adj[id])
-	}
-	return m
-}
+// loadDBLP is the SNAP com-DBLP graph as a symmetric user×feature matrix
+// (317,080 rows, 2,099,732 entries), or skips (see internal/datasets).
+func loadDBLP(t testing.TB) *matrix.Matrix { return datasets.ForTest(t, "dblp") }
 
 // clusterRelease applies the majority rule to clusters of size consecutive
 // rows (the last cluster takes the remainder): a smooth release.

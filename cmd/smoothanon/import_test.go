@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/smoothanon/smoothanon/internal/datasets"
 	"github.com/smoothanon/smoothanon/matrix"
 )
 
@@ -190,10 +191,7 @@ func TestImportCommandErrors(t *testing.T) {
 
 // TestImportCommandAdultDataset runs the command on the shared adult dataset.
 func TestImportCommandAdultDataset(t *testing.T) {
-	p := filepath.Join("..", "..", "..", "shared", "data", "raw", "adult.data.gz")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared dataset not available (%v); it lives in ../shared/data/raw next to the repository", err)
-	}
+	p := datasets.PathForTest(t, "adult")
 	out := filepath.Join(t.TempDir(), "adult.parquet")
 	var stdout, stderr bytes.Buffer
 	if code := runMain([]string{"import", "--format", "adult", "--input", p, "--output", out}, &stdout, &stderr); code != 0 {

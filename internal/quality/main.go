@@ -28,6 +28,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/importer"
+	"github.com/smoothanon/smoothanon/internal/datasets"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/verify"
@@ -35,29 +36,26 @@ import (
 
 // dataset is one row group of the table.
 type dataset struct {
-	name   string
-	file   string // raw file, "" for generated
-	format string
-	opts   importer.Options
+	name string
+	real bool // a data set of internal/datasets; else the generated SBM
 	// Targets (improved smooth / nonsmooth, "" = report only) and the
 	// paper's figures (smooth / nonsmooth).
 	target [2]string
 	paper  [2]string
 }
 
-var datasets = []dataset{
-	{name: "adult", file: "adult.data.gz", format: "adult", target: [2]string{"≥ 90.0%", "≥ 77.0%"}, paper: [2]string{"85.0%", "64.8%"}},
+var sets = []dataset{
+	{name: "adult", real: true, target: [2]string{"≥ 90.0%", "≥ 77.0%"}, paper: [2]string{"85.0%", "64.8%"}},
 	{name: "sbm", target: [2]string{"≥ 69.0%", "≥ 15.0%"}, paper: [2]string{"68.1%", "16.4%"}},
-	{name: "dblp", file: "com-dblp.ungraph.noheader.txt.gz", format: "edges", opts: importer.Options{Undirected: true},
-		target: [2]string{"≥ 28.0%", "≥ 7.5%"}, paper: [2]string{"7.4%", "4.3%"}},
-	{name: "playstore", file: "googleplaystore.csv.gz", format: "playstore", target: [2]string{"report", "report"}, paper: [2]string{"66.1%", "39.2%"}},
+	{name: "dblp", real: true, target: [2]string{"≥ 28.0%", "≥ 7.5%"}, paper: [2]string{"7.4%", "4.3%"}},
+	{name: "playstore", real: true, target: [2]string{"report", "report"}, paper: [2]string{"66.1%", "39.2%"}},
 }
 
 func main() {
 	seeds := flag.Int("seeds", 10, "number of seeds (1..N)")
 	k := flag.Int("k", 8, "anonymity parameter")
 	names := flag.String("datasets", "adult,sbm,dblp,playstore", "comma list of data sets")
-	raw := flag.String("raw", filepath.Join("..", "shared", "data", "raw"), "directory of the raw data sets")
+	raw := flag.String("raw", datasets.Dir(), "directory of the raw data sets (default $SMOOTHANON_DATA or ../shared/data/raw beside the module)")
 	flag.Parse()
 	if err := run(os.Stdout, os.Stderr, *seeds, *k, strings.Split(*names, ","), *raw); err != nil {
 		fmt.Fprintln(os.Stderr, "quality:", err)
@@ -89,10 +87,14 @@ func (s *stat) sd() float64 {
 func (s *stat) pct() string { return fmt.Sprintf("%.1f ± %.1f%%", 100*s.mean(), 100*s.sd()) }
 
 func load(d dataset, raw string, seed int64) (*matrix.Matrix, error) {
-	if d.file == "" {
+	if !d.real {
 		return gen.SBM(gen.PaperSBM(seed))
 	}
-	m, _, err := importer.Import(d.format, filepath.Join(raw, d.file), d.opts)
+	set, err := datasets.Get(d.name)
+	if err != nil {
+		return nil, err
+	}
+	m, _, err := importer.Import(set.Format, filepath.Join(raw, set.File), set.Opts)
 	return m, err
 }
 
@@ -107,22 +109,26 @@ func run(stdout, stderr io.Writer, seeds, k int, names []string, raw string) err
 	var skipped []string
 	for _, name := range names {
 		var d *dataset
-		for i := range datasets {
-			if datasets[i].name == name {
-				d = &datasets[i]
+		for i := range sets {
+			if sets[i].name == name {
+				d = &sets[i]
 			}
 		}
 		if d == nil {
 			return fmt.Errorf("unknown data set %q", name)
 		}
-		if d.file != "" {
-			if _, err := os.Stat(filepath.Join(raw, d.file)); err != nil {
-				skipped = append(skipped, fmt.Sprintf("%s (%s not found)", name, filepath.Join(raw, d.file)))
+		if d.real {
+			set, err := datasets.Get(d.name)
+			if err != nil {
+				return err
+			}
+			if p := filepath.Join(raw, set.File); !exists(p) {
+				skipped = append(skipped, fmt.Sprintf("%s (%s not found)", name, p))
 				continue
 			}
 		}
 		var fixed *matrix.Matrix
-		if d.file != "" {
+		if d.real {
 			m, err := load(*d, raw, 0)
 			if err != nil {
 				return err
@@ -176,4 +182,9 @@ func run(stdout, stderr io.Writer, seeds, k int, names []string, raw string) err
 	}
 	_, err := io.WriteString(stdout, b.String())
 	return err
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -1,149 +1,24 @@
 package knn
 
 import (
-	"bufio"
-	"compress/gzip"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 
+	"github.com/smoothanon/smoothanon/internal/datasets"
 	"github.com/smoothanon/smoothanon/matrix"
 )
 
-// rawDir is ../shared/data/raw relative to the repository root
-// (this package is solver/internal/knn).
-func rawDir() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(wd, "..", "..", "..", "..", "shared", "data", "raw")
-}
+// loadAdult is UCI adult one-hot encoded by the importer: 32,561 rows ×
+// 102 columns (skips when absent; see internal/datasets).
+func loadAdult(tb testing.TB) *matrix.Matrix { return datasets.ForTest(tb, "adult") }
 
-func openRaw(tb testing.TB, name string) *bufio.Scanner {
-	tb.Helper()
-	p := filepath.Join(rawDir(), name)
-	f, err := os.Open(p)
-	if err != nil {
-		tb.Skipf("real data set %s not available (%v); it lives in ../shared/data/raw next to the repository", name, err)
-	}
-	tb.Cleanup(func() { f.Close() })
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		tb.Fatalf("%s: %v", p, err)
-	}
-	sc := bufio.NewScanner(z)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	return sc
-}
-
-var (
-	adultOnce, dblpOnce sync.Once
-	adultM, dblpM       *matrix.Matrix
-)
-
-// loadAdult one-hot encodes the 8 categorical columns of UCI adult
-// (workclass, education, marital-status, occupation, relationship, race,
-// sex, native-country), "?" being a value: 32,561 rows × 102 columns.
-func loadAdult(tb testing.TB) *matrix.Matrix {
-	tb.Helper()
-	sc := openRaw(tb, "adult.data.gz")
-	adultOnce.Do(func() {
-		cats := []int{1, 3, 5, 6, 7, 8, 9, 13}
-		ids := map[string]uint32{}
-		m := matrix.New(32561, 8*32561)
-		feats := make([]uint32, 0, 8)
-		for line := 0; sc.Scan(); line++ {
-			s := strings.TrimSpace(sc.Text())
-			if s == "" {
-				continue
-			}
-			fields := strings.Split(s, ", ")
-			if len(fields) != 15 {
-				tb.Fatalf("adult line %d: %d fields", line+1, len(fields))
-			}
-			feats = feats[:0]
-			for _, c := range cats {
-				key := strconv.Itoa(c) + "=" + fields[c]
-				id, ok := ids[key]
-				if !ok {
-					id = uint32(len(ids))
-					ids[key] = id
-				}
-				feats = append(feats, id)
-			}
-			m.Append(fmt.Sprintf("adult-%d", line), feats)
-		}
-		if err := sc.Err(); err != nil {
-			tb.Fatal(err)
-		}
-		adultM = m
-	})
-	if adultM == nil {
-		tb.Fatal("adult failed to load earlier")
-	}
-	return adultM
-}
-
-// loadDBLP reads the undirected SNAP com-DBLP edge list: a row per node
-// (ascending node id), its neighbours as features.
-func loadDBLP(tb testing.TB) *matrix.Matrix {
-	tb.Helper()
-	sc := openRaw(tb, "com-dblp.ungraph.noheader.txt.gz")
-	dblpOnce.Do(func() {
-		var src, dst []uint32
-		for sc.Scan() {
-			a, b, ok := strings.Cut(sc.Text(), "\t")
-			if !ok {
-				continue
-			}
-			x, err1 := strconv.ParseUint(a, 10, 32)
-			y, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 32)
-			if err1 != nil || err2 != nil {
-				tb.Fatalf("dblp: bad line %q", sc.Text())
-			}
-			src = append(src, uint32(x), uint32(y))
-			dst = append(dst, uint32(y), uint32(x))
-		}
-		if err := sc.Err(); err != nil {
-			tb.Fatal(err)
-		}
-		order := make([]int, len(src))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(i, j int) int {
-			if src[i] != src[j] {
-				return int(int64(src[i]) - int64(src[j]))
-			}
-			return int(int64(dst[i]) - int64(dst[j]))
-		})
-		m := matrix.New(320000, len(src))
-		var feats []uint32
-		for s := 0; s < len(order); {
-			node := src[order[s]]
-			feats = feats[:0]
-			e := s
-			for ; e < len(order) && src[order[e]] == node; e++ {
-				feats = append(feats, dst[order[e]])
-			}
-			m.Append(strconv.FormatUint(uint64(node), 10), feats)
-			s = e
-		}
-		dblpM = m
-	})
-	if dblpM == nil {
-		tb.Fatal("dblp failed to load earlier")
-	}
-	return dblpM
-}
+// loadDBLP is the undirected SNAP com-DBLP graph, a row per node with its
+// neighbours as features (skips when absent).
+func loadDBLP(tb testing.TB) *matrix.Matrix { return datasets.ForTest(tb, "dblp") }
 
 // userLists draws n power-law user lists: a geometric degree ≥ 1 with mean
 // 10, features Zipf(1.1) over 1e5 columns.
