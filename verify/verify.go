@@ -116,6 +116,20 @@ func Check(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, error) {
 	if err := CheckParams(p); err != nil {
 		return nil, err
 	}
+	return check(in, out, p, true)
+}
+
+// Measure is Check without an anonymity notion, for releases that claim
+// none (such as randomized response): the report has the same metrics and
+// classes, Mode "" and K 0, and its Valid and Problems only say whether
+// the release names exactly the input's users, each once.
+func Measure(in, out *matrix.Matrix) (*smoothanonpb.RunReport, error) {
+	return check(in, out, Params{K: 1, Mode: Smooth}, false)
+}
+
+// check is Check; judge false skips the class size and mode checks (and
+// leaves Mode and K empty).
+func check(in, out *matrix.Matrix, p Params, judge bool) (*smoothanonpb.RunReport, error) {
 	if err := in.Validate(); err != nil {
 		return nil, fmt.Errorf("input: %w", err)
 	}
@@ -123,11 +137,12 @@ func Check(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, error) {
 		return nil, fmt.Errorf("output: %w", err)
 	}
 	r := &smoothanonpb.RunReport{
-		Mode:       p.Mode.String(),
-		K:          int32(p.K),
 		Rows:       int64(in.NumRows()),
 		EntriesIn:  in.NumEntries(),
 		EntriesOut: out.NumEntries(),
+	}
+	if judge {
+		r.Mode, r.K = p.Mode.String(), int32(p.K)
 	}
 	var pr problems
 
@@ -152,7 +167,7 @@ func Check(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, error) {
 	r.ClassSize = Summarize(sizes)
 	r.MinClass = r.ClassSize.Min
 	for c, s := range cl.size {
-		if int(s) < p.K {
+		if judge && int(s) < p.K {
 			r.SmallClasses++
 			pr.add("class of %d users (e.g. %q) is smaller than k = %d", s, out.Users[cl.rep[c]], p.K)
 		}
@@ -162,7 +177,7 @@ func Check(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, error) {
 	// many of the class held it originally.
 	var counts []int32
 	var classOff []int64
-	if p.Mode == Smooth {
+	if judge && p.Mode == Smooth {
 		classOff = make([]int64, nc+1)
 		for c := 0; c < nc; c++ {
 			classOff[c+1] = classOff[c] + int64(len(out.Row(int(cl.rep[c]))))
@@ -204,14 +219,14 @@ func Check(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, error) {
 			firstNew = x
 		}
 		r.EntriesKept += int64(common)
-		if p.Mode == NonSmooth && common < len(o) {
+		if judge && p.Mode == NonSmooth && common < len(o) {
 			pr.add("user %q: %d created entries, e.g. feature %d; nonsmooth allows none", out.Users[i], len(o)-common, o[firstNew])
 		}
 	}
 	r.Suppressed = r.EntriesIn - r.EntriesKept
 	r.Created = r.EntriesOut - r.EntriesKept
 
-	if p.Mode == Smooth {
+	if judge && p.Mode == Smooth {
 		for c := 0; c < nc; c++ {
 			size := cl.size[c]
 			row := out.Row(int(cl.rep[c]))

@@ -563,3 +563,35 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestMeasure: Measure reports the same metrics as Check but judges no
+// anonymity notion, only the users.
+func TestMeasure(t *testing.T) {
+	in, _ := example()
+	// A release with small classes and created entries.
+	out := mat(row{"a", f(1, 9)}, row{"b", f(2)}, row{"c", f(1, 2)}, row{"d", f(5)}, row{"e", f(6, 7)})
+	m, err := Measure(in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Check(in, out, Params{K: 1, Mode: NonSmooth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Valid {
+		t.Fatal("Check accepted created entries in nonsmooth mode; the example no longer tells Measure apart")
+	}
+	if !m.Valid || len(m.Problems) != 0 || m.Mode != "" || m.K != 0 {
+		t.Errorf("Measure judged the release: valid %v, problems %q, mode %q, k %d", m.Valid, m.Problems, m.Mode, m.K)
+	}
+	if m.Jaccard != c.Jaccard || m.Created != c.Created || m.Suppressed != c.Suppressed || m.Classes != c.Classes {
+		t.Errorf("Measure metrics %+v differ from Check's %+v", m, c)
+	}
+	m, err = Measure(in, mat(row{"a", f(1)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Valid || m.MissingUsers != 4 {
+		t.Errorf("Measure with missing users: valid %v, missing %d", m.Valid, m.MissingUsers)
+	}
+}
