@@ -389,10 +389,120 @@ func (x *PipelineInfo) GetDistributions() map[string]*Distribution {
 	return nil
 }
 
+// BaselineInfo describes a release computed by one of the paper's baselines
+// (package baseline).
+type BaselineInfo struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Method          string                 `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`                                            // "mondrian", "rr_edge" or "rr_node"
+	K               int32                  `protobuf:"varint,2,opt,name=k,proto3" json:"k,omitempty"`                                                     // mondrian: smallest partition size
+	Epsilon         float64                `protobuf:"fixed64,3,opt,name=epsilon,proto3" json:"epsilon,omitempty"`                                        // rr_*: the privacy parameter
+	FlipProbability float64                `protobuf:"fixed64,4,opt,name=flip_probability,json=flipProbability,proto3" json:"flip_probability,omitempty"` // rr_*: p, the chance a cell is replaced by a fair coin
+	Seed            int64                  `protobuf:"varint,5,opt,name=seed,proto3" json:"seed,omitempty"`                                               // rr_*
+	Columns         int64                  `protobuf:"varint,6,opt,name=columns,proto3" json:"columns,omitempty"`                                         // distinct features of the input (rr_*: the cells per user)
+	Partitions      int64                  `protobuf:"varint,7,opt,name=partitions,proto3" json:"partitions,omitempty"`                                   // mondrian
+	PartitionSize   *Distribution          `protobuf:"bytes,8,opt,name=partition_size,json=partitionSize,proto3" json:"partition_size,omitempty"`         // mondrian
+	Seconds         float64                `protobuf:"fixed64,9,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *BaselineInfo) Reset() {
+	*x = BaselineInfo{}
+	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BaselineInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BaselineInfo) ProtoMessage() {}
+
+func (x *BaselineInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BaselineInfo.ProtoReflect.Descriptor instead.
+func (*BaselineInfo) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *BaselineInfo) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *BaselineInfo) GetK() int32 {
+	if x != nil {
+		return x.K
+	}
+	return 0
+}
+
+func (x *BaselineInfo) GetEpsilon() float64 {
+	if x != nil {
+		return x.Epsilon
+	}
+	return 0
+}
+
+func (x *BaselineInfo) GetFlipProbability() float64 {
+	if x != nil {
+		return x.FlipProbability
+	}
+	return 0
+}
+
+func (x *BaselineInfo) GetSeed() int64 {
+	if x != nil {
+		return x.Seed
+	}
+	return 0
+}
+
+func (x *BaselineInfo) GetColumns() int64 {
+	if x != nil {
+		return x.Columns
+	}
+	return 0
+}
+
+func (x *BaselineInfo) GetPartitions() int64 {
+	if x != nil {
+		return x.Partitions
+	}
+	return 0
+}
+
+func (x *BaselineInfo) GetPartitionSize() *Distribution {
+	if x != nil {
+		return x.PartitionSize
+	}
+	return nil
+}
+
+func (x *BaselineInfo) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
 // RunReport is the verdict and utility of a release against its input.
 type RunReport struct {
 	state              protoimpl.MessageState `protogen:"open.v1"`
-	Mode               string                 `protobuf:"bytes,1,opt,name=mode,proto3" json:"mode,omitempty"` // "smooth" or "nonsmooth"
+	Mode               string                 `protobuf:"bytes,1,opt,name=mode,proto3" json:"mode,omitempty"` // "smooth" or "nonsmooth"; "" when no notion was checked (verify.Measure)
 	K                  int32                  `protobuf:"varint,2,opt,name=k,proto3" json:"k,omitempty"`
 	Rows               int64                  `protobuf:"varint,3,opt,name=rows,proto3" json:"rows,omitempty"`
 	EntriesIn          int64                  `protobuf:"varint,4,opt,name=entries_in,json=entriesIn,proto3" json:"entries_in,omitempty"`
@@ -415,13 +525,14 @@ type RunReport struct {
 	ClassSize          *Distribution          `protobuf:"bytes,21,opt,name=class_size,json=classSize,proto3" json:"class_size,omitempty"`
 	Solve              *SolveInfo             `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
 	Pipeline           *PipelineInfo          `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	Baseline           *BaselineInfo          `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
 
 func (x *RunReport) Reset() {
 	*x = RunReport{}
-	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	mi := &file_proto_smoothanon_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -433,7 +544,7 @@ func (x *RunReport) String() string {
 func (*RunReport) ProtoMessage() {}
 
 func (x *RunReport) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	mi := &file_proto_smoothanon_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -446,7 +557,7 @@ func (x *RunReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunReport.ProtoReflect.Descriptor instead.
 func (*RunReport) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{4}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RunReport) GetMode() string {
@@ -610,6 +721,13 @@ func (x *RunReport) GetPipeline() *PipelineInfo {
 	return nil
 }
 
+func (x *RunReport) GetBaseline() *BaselineInfo {
+	if x != nil {
+		return x.Baseline
+	}
+	return nil
+}
+
 var File_proto_smoothanon_proto protoreflect.FileDescriptor
 
 const file_proto_smoothanon_proto_rawDesc = "" +
@@ -655,7 +773,19 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a]\n" +
 	"\x12DistributionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
-	"\x05value\x18\x02 \x01(\v2\x1b.smoothanon.v1.DistributionR\x05value:\x028\x01\"\xa7\x06\n" +
+	"\x05value\x18\x02 \x01(\v2\x1b.smoothanon.v1.DistributionR\x05value:\x028\x01\"\xa5\x02\n" +
+	"\fBaselineInfo\x12\x16\n" +
+	"\x06method\x18\x01 \x01(\tR\x06method\x12\f\n" +
+	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x18\n" +
+	"\aepsilon\x18\x03 \x01(\x01R\aepsilon\x12)\n" +
+	"\x10flip_probability\x18\x04 \x01(\x01R\x0fflipProbability\x12\x12\n" +
+	"\x04seed\x18\x05 \x01(\x03R\x04seed\x12\x18\n" +
+	"\acolumns\x18\x06 \x01(\x03R\acolumns\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\a \x01(\x03R\n" +
+	"partitions\x12B\n" +
+	"\x0epartition_size\x18\b \x01(\v2\x1b.smoothanon.v1.DistributionR\rpartitionSize\x12\x18\n" +
+	"\aseconds\x18\t \x01(\x01R\aseconds\"\xe0\x06\n" +
 	"\tRunReport\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\f\n" +
 	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x12\n" +
@@ -686,7 +816,8 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\n" +
 	"class_size\x18\x15 \x01(\v2\x1b.smoothanon.v1.DistributionR\tclassSize\x12.\n" +
 	"\x05solve\x18\x1e \x01(\v2\x18.smoothanon.v1.SolveInfoR\x05solve\x127\n" +
-	"\bpipeline\x18\x1f \x01(\v2\x1b.smoothanon.v1.PipelineInfoR\bpipelineB5Z3github.com/smoothanon/smoothanon/proto/smoothanonpbb\x06proto3"
+	"\bpipeline\x18\x1f \x01(\v2\x1b.smoothanon.v1.PipelineInfoR\bpipeline\x127\n" +
+	"\bbaseline\x18  \x01(\v2\x1b.smoothanon.v1.BaselineInfoR\bbaselineB5Z3github.com/smoothanon/smoothanon/proto/smoothanonpbb\x06proto3"
 
 var (
 	file_proto_smoothanon_proto_rawDescOnce sync.Once
@@ -700,30 +831,33 @@ func file_proto_smoothanon_proto_rawDescGZIP() []byte {
 	return file_proto_smoothanon_proto_rawDescData
 }
 
-var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_proto_smoothanon_proto_goTypes = []any{
 	(*Row)(nil),          // 0: smoothanon.v1.Row
 	(*Distribution)(nil), // 1: smoothanon.v1.Distribution
 	(*SolveInfo)(nil),    // 2: smoothanon.v1.SolveInfo
 	(*PipelineInfo)(nil), // 3: smoothanon.v1.PipelineInfo
-	(*RunReport)(nil),    // 4: smoothanon.v1.RunReport
-	nil,                  // 5: smoothanon.v1.PipelineInfo.CountersEntry
-	nil,                  // 6: smoothanon.v1.PipelineInfo.DistributionsEntry
+	(*BaselineInfo)(nil), // 4: smoothanon.v1.BaselineInfo
+	(*RunReport)(nil),    // 5: smoothanon.v1.RunReport
+	nil,                  // 6: smoothanon.v1.PipelineInfo.CountersEntry
+	nil,                  // 7: smoothanon.v1.PipelineInfo.DistributionsEntry
 }
 var file_proto_smoothanon_proto_depIdxs = []int32{
-	1, // 0: smoothanon.v1.SolveInfo.cluster_size:type_name -> smoothanon.v1.Distribution
-	1, // 1: smoothanon.v1.PipelineInfo.chunk_rows:type_name -> smoothanon.v1.Distribution
-	5, // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
-	6, // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
-	1, // 4: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
-	2, // 5: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
-	3, // 6: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
-	1, // 7: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	1,  // 0: smoothanon.v1.SolveInfo.cluster_size:type_name -> smoothanon.v1.Distribution
+	1,  // 1: smoothanon.v1.PipelineInfo.chunk_rows:type_name -> smoothanon.v1.Distribution
+	6,  // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
+	7,  // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
+	1,  // 4: smoothanon.v1.BaselineInfo.partition_size:type_name -> smoothanon.v1.Distribution
+	1,  // 5: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
+	2,  // 6: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
+	3,  // 7: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
+	4,  // 8: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
+	1,  // 9: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
+	10, // [10:10] is the sub-list for method output_type
+	10, // [10:10] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_proto_smoothanon_proto_init() }
@@ -737,7 +871,7 @@ func file_proto_smoothanon_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_smoothanon_proto_rawDesc), len(file_proto_smoothanon_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
