@@ -1,9 +1,12 @@
-// Command quality measures the solver on the paper's data sets and prints
-// the quality table as Markdown: for every data set, variant (improved,
-// paper) and mode (smooth, nonsmooth), the mean ± standard deviation over
-// seeds of the Jaccard similarity, the suppressed and created fractions
-// (over the input entries), the number of clusters and the solve time.
-// Every release is checked with verify.Check; an invalid one aborts the run.
+// Command quality measures the solver and the paper's baselines on the
+// paper's data sets and prints the quality table as Markdown: for every data
+// set, solver variant (improved, paper) and mode (smooth, nonsmooth), and
+// for Mondrian (k-anonymity by suppression) and randomized response at
+// ε = 10 (edge and node level), the mean ± standard deviation over seeds of
+// the Jaccard similarity, the suppressed and created fractions (over the
+// input entries), the number of clusters and the time. Every k-anonymous
+// release is checked with verify.Check (randomized response, which claims
+// no k, with verify.Measure); an invalid one aborts the run.
 //
 // Usage (from the repository root):
 //
@@ -16,6 +19,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,10 +30,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/smoothanon/smoothanon/baseline"
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/importer"
 	"github.com/smoothanon/smoothanon/internal/datasets"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/verify"
 )
@@ -39,16 +45,17 @@ type dataset struct {
 	name string
 	real bool // a data set of internal/datasets; else the generated SBM
 	// Targets (improved smooth / nonsmooth, "" = report only) and the
-	// paper's figures (smooth / nonsmooth).
-	target [2]string
-	paper  [2]string
+	// paper's figures (smooth / nonsmooth, and its Mondrian baseline).
+	target   [2]string
+	paper    [2]string
+	mondrian string
 }
 
 var sets = []dataset{
-	{name: "adult", real: true, target: [2]string{"≥ 90.0%", "≥ 77.0%"}, paper: [2]string{"85.0%", "64.8%"}},
-	{name: "sbm", target: [2]string{"≥ 69.0%", "≥ 15.0%"}, paper: [2]string{"68.1%", "16.4%"}},
-	{name: "dblp", real: true, target: [2]string{"≥ 28.0%", "≥ 7.5%"}, paper: [2]string{"7.4%", "4.3%"}},
-	{name: "playstore", real: true, target: [2]string{"report", "report"}, paper: [2]string{"66.1%", "39.2%"}},
+	{name: "adult", real: true, target: [2]string{"≥ 90.0%", "≥ 77.0%"}, paper: [2]string{"85.0%", "64.8%"}, mondrian: "59.9%"},
+	{name: "sbm", target: [2]string{"≥ 69.0%", "≥ 15.0%"}, paper: [2]string{"68.1%", "16.4%"}, mondrian: "2.2%"},
+	{name: "dblp", real: true, target: [2]string{"≥ 28.0%", "≥ 7.5%"}, paper: [2]string{"7.4%", "4.3%"}, mondrian: "not run"},
+	{name: "playstore", real: true, target: [2]string{"report", "report"}, paper: [2]string{"66.1%", "39.2%"}, mondrian: "51.2%"},
 }
 
 func main() {
@@ -103,7 +110,7 @@ func run(stdout, stderr io.Writer, seeds, k int, names []string, raw string) err
 		return fmt.Errorf("-seeds = %d, must be at least 1", seeds)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "k = %d, seeds 1..%d, %d CPUs (GOMAXPROCS). Jaccard, suppressed and created entries (fractions of the input entries) as mean ± sd over the seeds; the sbm data set is redrawn with each seed.\n\n", k, seeds, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(&b, "k = %d, seeds 1..%d, %d CPUs (GOMAXPROCS). Jaccard, suppressed and created entries (fractions of the input entries) as mean ± sd over the seeds; the sbm data set is redrawn with each seed; Mondrian is deterministic and runs once on the other data sets; randomized response (rr) runs at ε = %d.\n\n", k, seeds, runtime.GOMAXPROCS(0), rrEpsilon)
 	b.WriteString("| dataset | rows | entries | variant | mode | Jaccard | suppressed | created | clusters | seconds | target | paper |\n")
 	b.WriteString("|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	var skipped []string
@@ -135,46 +142,53 @@ func run(stdout, stderr io.Writer, seeds, k int, names []string, raw string) err
 			}
 			fixed = m
 		}
-		for _, v := range []solver.Variant{solver.Improved, solver.Paper} {
-			for mi, md := range []verify.Mode{verify.Smooth, verify.NonSmooth} {
-				var jac, sup, cre, clu, sec stat
-				var rows, entries int
-				for seed := int64(1); seed <= int64(seeds); seed++ {
-					m := fixed
-					if m == nil {
-						var err error
-						if m, err = load(*d, raw, seed); err != nil {
-							return err
-						}
-					}
-					rows, entries = m.NumRows(), int(m.NumEntries())
-					start := time.Now()
-					res, err := solver.Solve(context.Background(), m, solver.Params{K: k, Mode: md, Variant: v, Seed: seed})
-					if err != nil {
-						return fmt.Errorf("%s %s %s seed %d: %w", name, v, md, seed, err)
-					}
-					el := time.Since(start).Seconds()
-					rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: md})
-					if err != nil {
+		for _, j := range jobs(*d, k) {
+			var jac, sup, cre, clu, sec stat
+			var rows, entries int
+			runs, refused := seeds, ""
+			if j.once && fixed != nil {
+				runs = 1 // deterministic on fixed data
+			}
+			for seed := int64(1); seed <= int64(runs); seed++ {
+				m := fixed
+				if m == nil {
+					var err error
+					if m, err = load(*d, raw, seed); err != nil {
 						return err
 					}
-					if !rep.Valid {
-						return fmt.Errorf("%s %s %s seed %d: invalid release: %v", name, v, md, seed, rep.Problems)
-					}
-					jac.add(rep.Jaccard)
-					sup.add(rep.SuppressedFraction)
-					cre.add(rep.CreatedFraction)
-					clu.add(float64(res.Info.Clusters))
-					sec.add(el)
-					fmt.Fprintf(stderr, "%s %s %s seed %d: jaccard %.4f, %d clusters, %.2fs\n", name, v, md, seed, rep.Jaccard, res.Info.Clusters, el)
 				}
-				target := "—"
-				if v == solver.Improved {
-					target = d.target[mi]
+				rows, entries = m.NumRows(), int(m.NumEntries())
+				start := time.Now()
+				rep, clusters, err := j.release(m, seed)
+				if errors.Is(err, baseline.ErrTooLarge) {
+					refused = fmt.Sprintf("refused: over %.0e output entries", float64(baseline.DefaultMaxEntries))
+					break
 				}
-				fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s | %s | %.0f | %.2f ± %.2f | %s | %s |\n",
-					name, rows, entries, v, md, jac.pct(), sup.pct(), cre.pct(), clu.mean(), sec.mean(), sec.sd(), target, d.paper[mi])
+				if err != nil {
+					return fmt.Errorf("%s %s %s seed %d: %w", name, j.variant, j.mode, seed, err)
+				}
+				el := time.Since(start).Seconds()
+				if !rep.Valid {
+					return fmt.Errorf("%s %s %s seed %d: invalid release: %v", name, j.variant, j.mode, seed, rep.Problems)
+				}
+				jac.add(rep.Jaccard)
+				sup.add(rep.SuppressedFraction)
+				cre.add(rep.CreatedFraction)
+				clu.add(float64(clusters))
+				sec.add(el)
+				fmt.Fprintf(stderr, "%s %s %s seed %d: jaccard %.4f, %d clusters, %.2fs\n", name, j.variant, j.mode, seed, rep.Jaccard, clusters, el)
 			}
+			if refused != "" {
+				fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | | | | | %s | %s |\n",
+					name, rows, entries, j.variant, j.mode, refused, j.target, j.paper)
+				continue
+			}
+			cl := fmt.Sprintf("%.0f", clu.mean())
+			if clu.mean() < 0 {
+				cl = "—"
+			}
+			fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %.2f ± %.2f | %s | %s |\n",
+				name, rows, entries, j.variant, j.mode, jac.pct(), sup.pct(), cre.pct(), cl, sec.mean(), sec.sd(), j.target, j.paper)
 		}
 	}
 	if len(skipped) > 0 {
@@ -182,6 +196,64 @@ func run(stdout, stderr io.Writer, seeds, k int, names []string, raw string) err
 	}
 	_, err := io.WriteString(stdout, b.String())
 	return err
+}
+
+// job is one row of the table: a way to release a data set, per seed.
+type job struct {
+	variant, mode string
+	target, paper string
+	once          bool // deterministic: one run on fixed data, not one per seed
+	// release returns the verified report and the number of clusters
+	// (−1 when the method has none).
+	release func(m *matrix.Matrix, seed int64) (*smoothanonpb.RunReport, int64, error)
+}
+
+// rrEpsilon is the ε of the randomized response rows (the paper's
+// figures go up to about 10, where edge privacy starts to keep utility).
+const rrEpsilon = 10
+
+// jobs lists the rows of data set d: the solver's two variants in both
+// modes, then the baselines.
+func jobs(d dataset, k int) []job {
+	var js []job
+	for _, v := range []solver.Variant{solver.Improved, solver.Paper} {
+		for mi, md := range []verify.Mode{verify.Smooth, verify.NonSmooth} {
+			target := "—"
+			if v == solver.Improved {
+				target = d.target[mi]
+			}
+			js = append(js, job{variant: v.String(), mode: md.String(), target: target, paper: d.paper[mi],
+				release: func(m *matrix.Matrix, seed int64) (*smoothanonpb.RunReport, int64, error) {
+					res, err := solver.Solve(context.Background(), m, solver.Params{K: k, Mode: md, Variant: v, Seed: seed})
+					if err != nil {
+						return nil, 0, err
+					}
+					rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: md})
+					return rep, res.Info.Clusters, err
+				}})
+		}
+	}
+	js = append(js, job{variant: "mondrian", mode: "nonsmooth", target: "—", paper: d.mondrian, once: true,
+		release: func(m *matrix.Matrix, _ int64) (*smoothanonpb.RunReport, int64, error) {
+			res, err := baseline.Mondrian(context.Background(), m, baseline.MondrianParams{K: k})
+			if err != nil {
+				return nil, 0, err
+			}
+			rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: verify.NonSmooth})
+			return rep, res.Info.Partitions, err
+		}})
+	for _, level := range []baseline.Level{baseline.Edge, baseline.Node} {
+		js = append(js, job{variant: fmt.Sprintf("%s ε=%d", level.Method(), rrEpsilon), mode: "ε-DP", target: "—", paper: "—",
+			release: func(m *matrix.Matrix, seed int64) (*smoothanonpb.RunReport, int64, error) {
+				res, err := baseline.RandomizedResponse(context.Background(), m, baseline.RRParams{Epsilon: rrEpsilon, Level: level, Seed: seed})
+				if err != nil {
+					return nil, 0, err
+				}
+				rep, err := verify.Measure(m, res.Release)
+				return rep, -1, err
+			}})
+	}
+	return js
 }
 
 func exists(path string) bool {
