@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/smoothanon/smoothanon/matrix"
@@ -71,7 +70,7 @@ func Mondrian(ctx context.Context, m *matrix.Matrix, p MondrianParams) (*Result,
 	if err := CheckMondrianParams(p, n); err != nil {
 		return nil, err
 	}
-	byUser, err := userOrder(m)
+	byUser, err := matrix.UserOrder(m)
 	if err != nil {
 		return nil, err
 	}
@@ -205,20 +204,4 @@ func dist2(c, s int32) int32 {
 		return d
 	}
 	return s - 2*c
-}
-
-// userOrder returns the rows of m by user id; a repeated user id is an
-// error.
-func userOrder(m *matrix.Matrix) ([]int32, error) {
-	order := make([]int32, m.NumRows())
-	for i := range order {
-		order[i] = int32(i)
-	}
-	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(m.Users[a], m.Users[b]) })
-	for i := 1; i < len(order); i++ {
-		if m.Users[order[i]] == m.Users[order[i-1]] {
-			return nil, &matrix.DuplicateUserError{User: m.Users[order[i]], First: int(min(order[i-1], order[i])), Then: int(max(order[i-1], order[i]))}
-		}
-	}
-	return order, nil
 }

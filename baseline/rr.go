@@ -109,7 +109,7 @@ func RandomizedResponse(ctx context.Context, m *matrix.Matrix, p RRParams) (*Res
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := userOrder(m); err != nil {
+	if _, err := matrix.UserOrder(m); err != nil {
 		return nil, err
 	}
 	n := m.NumRows()

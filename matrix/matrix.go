@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Matrix is a sparse binary matrix in compressed-sparse-row form.
@@ -168,6 +169,22 @@ type DuplicateUserError struct {
 
 func (e *DuplicateUserError) Error() string {
 	return fmt.Sprintf("duplicate user id %q at rows %d and %d (use --dedupe=union to merge)", e.User, e.First, e.Then)
+}
+
+// UserOrder returns the row numbers of m sorted by user id (rows of equal
+// ids in row order), or a *DuplicateUserError for the first repeated id.
+func UserOrder(m *Matrix) ([]int32, error) {
+	order := make([]int32, m.NumRows())
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(m.Users[a], m.Users[b]) })
+	for i := 1; i < len(order); i++ {
+		if m.Users[order[i]] == m.Users[order[i-1]] {
+			return nil, &DuplicateUserError{User: m.Users[order[i]], First: int(min(order[i-1], order[i])), Then: int(max(order[i-1], order[i]))}
+		}
+	}
+	return order, nil
 }
 
 // Dedupe applies policy to repeated user ids. It returns the matrix (m itself

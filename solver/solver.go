@@ -23,7 +23,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 	"time"
 
@@ -164,15 +163,9 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 	n := m.NumRows()
 
 	// Canonical order: by user id.
-	order := make([]int32, n)
-	for i := range order {
-		order[i] = int32(i)
-	}
-	sort.SliceStable(order, func(a, b int) bool { return m.Users[order[a]] < m.Users[order[b]] })
-	for i := 1; i < n; i++ {
-		if m.Users[order[i]] == m.Users[order[i-1]] {
-			return nil, &matrix.DuplicateUserError{User: m.Users[order[i]], First: int(min(order[i-1], order[i])), Then: int(max(order[i-1], order[i]))}
-		}
+	order, err := matrix.UserOrder(m)
+	if err != nil {
+		return nil, err
 	}
 
 	s := &state{p: p, ctx: ctx}
