@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 )
 
@@ -55,4 +56,24 @@ func writeReport(path string, r *smoothanonpb.RunReport, stdout io.Writer) error
 		return fmt.Errorf("--metrics_out %w", err)
 	}
 	return nil
+}
+
+// writeRelease writes release to output and the report r to metricsOut,
+// unless r is not valid: then it prints r's problems on stderr (as
+// "smoothanon <command>: problem: ..."), writes the report alone, and
+// returns an exit-1 error saying the release was not written.
+func writeRelease(command string, release *matrix.Matrix, r *smoothanonpb.RunReport, output, metricsOut string, stdout, stderr io.Writer) error {
+	if !r.Valid {
+		for _, pr := range r.Problems {
+			fmt.Fprintf(stderr, "smoothanon %s: problem: %s\n", command, pr)
+		}
+		if err := writeReport(metricsOut, r, stdout); err != nil {
+			return err
+		}
+		return &exitError{code: 1, err: fmt.Errorf("release failed verification; %s not written", output)}
+	}
+	if err := matrix.WriteMatrix(output, release, matrix.WriterOptions{}); err != nil {
+		return inputErr(err)
+	}
+	return writeReport(metricsOut, r, stdout)
 }

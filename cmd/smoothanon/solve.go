@@ -87,19 +87,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	r.Solve = res.Info
-	if !r.Valid {
-		for _, pr := range r.Problems {
-			fmt.Fprintf(stderr, "smoothanon solve: problem: %s\n", pr)
-		}
-		if err := writeReport(*metricsOut, r, stdout); err != nil {
-			return err
-		}
-		return &exitError{code: 1, err: fmt.Errorf("release failed verification; %s not written", *output)}
-	}
-	if err := matrix.WriteMatrix(*output, res.Release, matrix.WriterOptions{}); err != nil {
-		return inputErr(err)
-	}
-	if err := writeReport(*metricsOut, r, stdout); err != nil {
+	if err := writeRelease("solve", res.Release, r, *output, *metricsOut, stdout, stderr); err != nil {
 		return err
 	}
 	if !*quiet {
