@@ -219,20 +219,7 @@ func (sp *splitter) partition(members []int32, k int, mode verify.Mode, common b
 			g = sp.commonPick(members, seed, k, removed, byDeg[bi:], g)
 		} else {
 			ds := deg(seed)
-			for _, f := range pr.urow(members[seed]) {
-				if len(sp.lpost[f]) > refineMaxList && n > 2*refineMaxList {
-					continue // too common to tell users apart; keeps large splits linear
-				}
-				for _, j := range sp.lpost[f] {
-					if removed[j] {
-						continue
-					}
-					if cnt[j] == 0 {
-						touched = append(touched, j)
-					}
-					cnt[j]++
-				}
-			}
+			touched = sp.countShared(pr.urow(members[seed]), n, removed, cnt, touched)
 			cands = cands[:0]
 			for _, j := range touched {
 				cands = append(cands, cand{ds + deg(j) - 2*cnt[j], j})
@@ -279,6 +266,35 @@ func (sp *splitter) partition(members []int32, k int, mode verify.Mode, common b
 	return groups
 }
 
+// tooCommon reports whether feature f is held by so many of a cluster of
+// n members that counting its holders is skipped: lists longer than
+// refineMaxList in clusters above 2·refineMaxList members. Such features
+// cannot tell users apart, and skipping them keeps large splits linear.
+func (sp *splitter) tooCommon(f int32, n int) bool {
+	return len(sp.lpost[f]) > refineMaxList && n > 2*refineMaxList
+}
+
+// countShared adds to cnt, for every member not removed, how many of feats
+// it holds (features that are tooCommon excepted), appending the members
+// it counts first to touched, which it returns.
+func (sp *splitter) countShared(feats []int32, n int, removed []bool, cnt []int32, touched []int32) []int32 {
+	for _, f := range feats {
+		if sp.tooCommon(f, n) {
+			continue
+		}
+		for _, j := range sp.lpost[f] {
+			if removed[j] {
+				continue
+			}
+			if cnt[j] == 0 {
+				touched = append(touched, j)
+			}
+			cnt[j]++
+		}
+	}
+	return touched
+}
+
 // commonPick adds k−1 remaining members to the group g of the seed (local
 // index seed) for nonsmooth mode, marking them removed, and returns the
 // group. Each step adds the remaining member holding most of the
@@ -288,9 +304,8 @@ func (sp *splitter) partition(members []int32, k int, mode verify.Mode, common b
 // member holds any of them (or none are left), the rest come from
 // byDeg (local indices by ascending degree): the group keeps nothing
 // more, and low-degree members are the least useful to later groups.
-// Lists longer than refineMaxList are skipped in clusters above
-// 2·refineMaxList members, as in the smooth search, to keep large splits
-// linear.
+// Features too common to count are skipped, as in the smooth search (see
+// countShared).
 func (sp *splitter) commonPick(members []int32, seed int32, k int, removed []bool, byDeg []int32, g []int32) []int32 {
 	pr := sp.pr
 	n := len(members)
@@ -302,8 +317,8 @@ func (sp *splitter) commonPick(members []int32, seed int32, k int, removed []boo
 		// A feature held by fewer remaining members than the group still
 		// needs cannot stay in the group's intersection.
 		common = slices.DeleteFunc(common, func(f int32) bool {
-			if len(sp.lpost[f]) > refineMaxList && n > 2*refineMaxList {
-				return false // not counted (see above)
+			if sp.tooCommon(f, n) {
+				return false // not counted (see countShared)
 			}
 			h := 0
 			for _, j := range sp.lpost[f] {
@@ -314,20 +329,7 @@ func (sp *splitter) commonPick(members []int32, seed int32, k int, removed []boo
 			return h < k-len(g)
 		})
 		best := int32(-1)
-		for _, f := range common {
-			if len(sp.lpost[f]) > refineMaxList && n > 2*refineMaxList {
-				continue
-			}
-			for _, j := range sp.lpost[f] {
-				if removed[j] {
-					continue
-				}
-				if cnt[j] == 0 {
-					touched = append(touched, j)
-				}
-				cnt[j]++
-			}
-		}
+		touched = sp.countShared(common, n, removed, cnt, touched)
 		for _, j := range touched {
 			if best < 0 || cnt[j] > cnt[best] || (cnt[j] == cnt[best] && (deg(j) < deg(best) || (deg(j) == deg(best) && j < best))) {
 				best = j
