@@ -66,8 +66,9 @@ func (s *state) totalCost(clusters [][]int32) int64 {
 // split partitions every cluster of at least 2k users into groups of
 // mutually close users (see partition; in nonsmooth mode also into groups
 // sharing features, and the cheaper of the two is taken) and keeps the
-// partition where it lowers the cluster's cost under the mode. Clusters are independent, so
-// they are split in parallel; the output keeps the input order.
+// partition where it lowers the cluster's cost under the mode. Clusters
+// are independent, so they are split in parallel; the output keeps the
+// input order.
 func (s *state) split(clusters [][]int32) [][]int32 {
 	pr, k := s.pr, s.p.K
 	w := par.Workers(s.p.Workers)
@@ -300,12 +301,13 @@ func (sp *splitter) countShared(feats []int32, n int, removed []bool, cnt []int3
 // group. Each step adds the remaining member holding most of the
 // features the group still has in common (ties: lower degree, then lower
 // index), which then shrink to those it holds too (and to those enough
-// remaining members hold to last until the group is full); once no remaining
-// member holds any of them (or none are left), the rest come from
-// byDeg (local indices by ascending degree): the group keeps nothing
-// more, and low-degree members are the least useful to later groups.
-// Features too common to count are skipped, as in the smooth search (see
-// countShared).
+// remaining members hold to last until the group is full). Features too
+// common to count (see countShared) are not counted; when only they are
+// left, the next member is the first remaining one by degree that holds
+// all of them, else the one holding most. Once no remaining member holds
+// any of them (or none are left), the rest come from byDeg (local indices
+// by ascending degree): the group keeps nothing more, and low-degree
+// members are the least useful to later groups.
 func (sp *splitter) commonPick(members []int32, seed int32, k int, removed []bool, byDeg []int32, g []int32) []int32 {
 	pr := sp.pr
 	n := len(members)
@@ -339,6 +341,29 @@ func (sp *splitter) commonPick(members []int32, seed int32, k int, removed []boo
 			cnt[j] = 0
 		}
 		touched = touched[:0]
+		if best < 0 && len(common) > 0 {
+			// Only features too common to count are left: the first
+			// remaining member by degree holding all of them, else the one
+			// holding most.
+			bestHeld := 0
+			for _, j := range byDeg {
+				if removed[j] {
+					continue
+				}
+				held := 0
+				for _, f := range common {
+					if _, ok := slices.BinarySearch(pr.urow(members[j]), f); ok {
+						held++
+					}
+				}
+				if held > bestHeld {
+					best, bestHeld = j, held
+					if held == len(common) {
+						break
+					}
+				}
+			}
+		}
 		if best < 0 {
 			break
 		}

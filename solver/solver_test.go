@@ -294,6 +294,38 @@ func TestPartitionCommon(t *testing.T) {
 	}
 }
 
+// TestPartitionCommonLongLists: in a cluster of 2,000 users, 600 of whom
+// share feature 0 (a list too long to count, see countShared) and each
+// holds one private feature, the common partition still groups the holders
+// of feature 0, so at most one group's worth of them loses it.
+func TestPartitionCommonLongLists(t *testing.T) {
+	const k = 8
+	m := matrix.New(2000, 0)
+	for i := range 2000 {
+		f := []uint32{uint32(1 + i)}
+		if i%10 < 3 {
+			f = append([]uint32{0}, f...)
+		}
+		m.Append(fmt.Sprintf("u%04d", i), f)
+	}
+	pr := newProblem(m, nil)
+	members := make([]int32, pr.n)
+	for i := range members {
+		members[i] = int32(i)
+	}
+	groups := newSplitter(pr).partition(members, k, verify.NonSmooth, true)
+	cnt := make([]int32, pr.nf)
+	var touched []int32
+	var cost int64
+	for _, g := range groups {
+		cost += pr.costOf(g, verify.NonSmooth, cnt, &touched)
+	}
+	// 2,600 entries; keeping feature 0 for all 600 holders costs 2,000.
+	if cost > 2000+k {
+		t.Errorf("nonsmooth cost of the common partition %d, want at most %d", cost, 2000+k)
+	}
+}
+
 func TestKTooLarge(t *testing.T) {
 	_, err := Solve(context.Background(), randomMatrix(1, 5, 10, 2), Params{K: 6})
 	if err == nil || !strings.Contains(err.Error(), "k = 6") || !strings.Contains(err.Error(), "(5)") {
