@@ -21,5 +21,7 @@
 // p = 2/(1+e^(ε/|F|)) for nodes, |F| being the input's distinct features.
 // The guarantee holds against any adversary, but on sparse data it costs
 // most of the utility unless ε is large (the paper's section on differential
-// privacy); Metrics report what it costs.
+// privacy); the run report says what it costs. The table's columns are the
+// distinct features of the input, so which features exist is released as
+// it is: the guarantee assumes the feature domain is public.
 package baseline

@@ -199,9 +199,9 @@ func Mondrian(ctx context.Context, m *matrix.Matrix, p MondrianParams) (*Result,
 }
 
 // dist2 is |2c − s|: twice the distance of a cut of c rows from half of s.
-func dist2(c, s int32) int32 {
-	if d := 2*c - s; d >= 0 {
+func dist2(c, s int32) int64 {
+	if d := 2*int64(c) - int64(s); d >= 0 {
 		return d
 	}
-	return s - 2*c
+	return int64(s) - 2*int64(c)
 }

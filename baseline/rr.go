@@ -145,7 +145,8 @@ func RandomizedResponse(ctx context.Context, m *matrix.Matrix, p RRParams) (*Res
 		// q = p/2 (a set cell is cleared, an empty one set), independently:
 		// walk the columns in geometric skips between such cells, merging
 		// the row's own cells, which are kept unless the walk lands on them.
-		next := skip(r, logKeep) // index into cols of the next flipped cell
+		nc := len(cols)
+		next := skip(r, logKeep, nc) // index into cols of the next flipped cell
 		j := 0                   // next cell of row
 		for j < len(row) || next < len(cols) {
 			switch {
@@ -154,10 +155,10 @@ func RandomizedResponse(ctx context.Context, m *matrix.Matrix, p RRParams) (*Res
 				j++
 			case j < len(row) && row[j] == cols[next]:
 				j++ // flipped: cleared
-				next += 1 + skip(r, logKeep)
+				next += 1 + skip(r, logKeep, nc)
 			default:
 				buf = append(buf, cols[next]) // flipped: created
-				next += 1 + skip(r, logKeep)
+				next += 1 + skip(r, logKeep, nc)
 			}
 		}
 		out.Append(m.Users[i], buf)
@@ -174,16 +175,15 @@ func RandomizedResponse(ctx context.Context, m *matrix.Matrix, p RRParams) (*Res
 }
 
 // skip draws the number of cells before the next success of independent
-// trials whose failure has log-probability logKeep (geometric, from 0);
-// with no chance of success it returns a count past any table.
-func skip(r *rand.Rand, logKeep float64) int {
+// trials whose failure has log-probability logKeep (geometric, from 0),
+// capped at limit (any count from limit on ends the walk over limit cells).
+func skip(r *rand.Rand, logKeep float64, limit int) int {
 	if logKeep == 0 {
-		return math.MaxInt32
+		return limit // no chance of success
 	}
 	u := 1 - r.Float64() // in (0, 1]
-	s := math.Floor(math.Log(u) / logKeep)
-	if s > math.MaxInt32 {
-		return math.MaxInt32
+	if s := math.Floor(math.Log(u) / logKeep); s < float64(limit) {
+		return int(s)
 	}
-	return int(s)
+	return limit
 }
