@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -30,7 +31,7 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 	k := fs.Int("k", 0, "mondrian: smallest partition size (at least 1)")
 	epsilon := fs.Float64("epsilon", 0, "rr_*: privacy parameter (positive)")
 	seed := fs.Int64("seed", 0, "rr_*: random seed; same input and seed give the same release")
-	maxEntries := fs.Int64("max_entries", baseline.DefaultMaxEntries, "rr_*: refuse a release expected to hold more entries than this")
+	maxEntries := fs.Int64("max_entries", baseline.DefaultMaxEntries, "rr_*: refuse a release expected to hold more entries than this (0 = the default)")
 	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) to this file atomically; - for stdout")
 	quiet := fs.Bool("quiet", false, "no summary on stderr")
 	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union")
@@ -38,6 +39,8 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	mondrian := *method == baseline.MethodMondrian
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case *input == "":
 		return usageErr("missing --input")
@@ -45,10 +48,10 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 		return usageErr("missing --output")
 	case mondrian && *k < 1:
 		return usageErr("--k = %d, must be at least 1 for --method mondrian", *k)
-	case !mondrian && *k != 0:
+	case !mondrian && set["k"]:
 		return usageErr("--k is for --method mondrian, not %s", *method)
-	case mondrian && *epsilon != 0:
-		return usageErr("--epsilon is for the rr methods, not mondrian")
+	case mondrian && (set["epsilon"] || set["seed"] || set["max_entries"]):
+		return usageErr("--epsilon, --seed and --max_entries are for the rr methods, not mondrian")
 	}
 	level := baseline.Edge
 	if *method == baseline.MethodRRNode {

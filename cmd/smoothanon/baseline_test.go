@@ -47,8 +47,8 @@ func TestBaselineCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep, _ := verify.Check(m, rel, verify.Params{K: 5, Mode: verify.NonSmooth}); !rep.Valid {
-		t.Fatalf("mondrian release invalid: %v", rep.Problems)
+	if rep, err := verify.Check(m, rel, verify.Params{K: 5, Mode: verify.NonSmooth}); err != nil || !rep.Valid {
+		t.Fatalf("mondrian release: %v %v", err, rep.GetProblems())
 	}
 	r := readReport(t, metrics)
 	if !r.Valid || r.Mode != "nonsmooth" || r.K != 5 || r.Baseline.GetMethod() != "mondrian" || r.Baseline.GetPartitions() < 1 {
@@ -65,7 +65,10 @@ func TestBaselineCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, _ := verify.Measure(m, rel)
+		rep, err := verify.Measure(m, rel)
+		if err != nil {
+			t.Fatal(err)
+		}
 		r := readReport(t, metrics)
 		if !r.Valid || r.Mode != "" || r.Baseline.GetMethod() != method || r.Baseline.GetEpsilon() != 2 || r.Baseline.GetSeed() != 4 ||
 			r.Baseline.GetFlipProbability() <= 0 || r.Jaccard != rep.Jaccard {
@@ -88,7 +91,10 @@ func TestBaselineErrors(t *testing.T) {
 		{[]string{"--input", in, "--output", out}, "--k = 0"},
 		{[]string{"--input", in, "--output", out, "--method", "laplace"}, `"laplace"`},
 		{[]string{"--input", in, "--output", out, "--k", "11"}, "k = 11 is larger than the number of rows (10)"},
-		{[]string{"--input", in, "--output", out, "--k", "2", "--epsilon", "1"}, "--epsilon is for the rr methods"},
+		{[]string{"--input", in, "--output", out, "--k", "2", "--epsilon", "1"}, "are for the rr methods"},
+		{[]string{"--input", in, "--output", out, "--k", "2", "--seed", "3"}, "are for the rr methods"},
+		{[]string{"--input", in, "--output", out, "--k", "2", "--max_entries", "9"}, "are for the rr methods"},
+		{[]string{"--input", in, "--output", out, "--method", "rr_edge", "--epsilon", "1", "--k", "0"}, "--k is for --method mondrian"},
 		{[]string{"--input", in, "--output", out, "--method", "rr_edge"}, "epsilon = 0"},
 		{[]string{"--input", in, "--output", out, "--method", "rr_edge", "--epsilon", "1", "--k", "2"}, "--k is for --method mondrian"},
 		{[]string{"--input", in, "--output", out, "--method", "rr_node", "--epsilon", "1", "--max_entries", "20"}, "above the limit of 20"},
