@@ -4,9 +4,10 @@
 // for Mondrian (k-anonymity by suppression) and randomized response at
 // ε = 10 (edge and node level), the mean ± standard deviation over seeds of
 // the Jaccard similarity, the suppressed and created fractions (over the
-// input entries), the number of clusters and the time. Every k-anonymous
-// release is checked with verify.Check (randomized response, which claims
-// no k, with verify.Measure); an invalid one aborts the run.
+// input entries), the number of clusters and the time the method took
+// (verification excluded). Every k-anonymous release is checked with
+// verify.Check (randomized response, which claims no k, with
+// verify.Measure); an invalid one aborts the run.
 //
 // Usage (from the repository root):
 //
@@ -158,8 +159,7 @@ func run(stdout, stderr io.Writer, seeds, k int, names []string, raw string) err
 					}
 				}
 				rows, entries = m.NumRows(), int(m.NumEntries())
-				start := time.Now()
-				rep, clusters, err := j.release(m, seed)
+				rep, clusters, el, err := j.release(m, seed)
 				if errors.Is(err, baseline.ErrTooLarge) {
 					refused = fmt.Sprintf("refused: over %.0e output entries", float64(baseline.DefaultMaxEntries))
 					break
@@ -167,7 +167,6 @@ func run(stdout, stderr io.Writer, seeds, k int, names []string, raw string) err
 				if err != nil {
 					return fmt.Errorf("%s %s %s seed %d: %w", name, j.variant, j.mode, seed, err)
 				}
-				el := time.Since(start).Seconds()
 				if !rep.Valid {
 					return fmt.Errorf("%s %s %s seed %d: invalid release: %v", name, j.variant, j.mode, seed, rep.Problems)
 				}
@@ -176,17 +175,14 @@ func run(stdout, stderr io.Writer, seeds, k int, names []string, raw string) err
 				cre.add(rep.CreatedFraction)
 				clu.add(float64(clusters))
 				sec.add(el)
-				fmt.Fprintf(stderr, "%s %s %s seed %d: jaccard %.4f, %d clusters, %.2fs\n", name, j.variant, j.mode, seed, rep.Jaccard, clusters, el)
+				fmt.Fprintf(stderr, "%s %s %s seed %d: jaccard %.4f, %s clusters, %.2fs\n", name, j.variant, j.mode, seed, rep.Jaccard, count(clusters), el)
 			}
 			if refused != "" {
 				fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | | | | | %s | %s |\n",
 					name, rows, entries, j.variant, j.mode, refused, j.target, j.paper)
 				continue
 			}
-			cl := fmt.Sprintf("%.0f", clu.mean())
-			if clu.mean() < 0 {
-				cl = "—"
-			}
+			cl := count(int64(math.Round(clu.mean())))
 			fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %.2f ± %.2f | %s | %s |\n",
 				name, rows, entries, j.variant, j.mode, jac.pct(), sup.pct(), cre.pct(), cl, sec.mean(), sec.sd(), j.target, j.paper)
 		}
@@ -203,9 +199,10 @@ type job struct {
 	variant, mode string
 	target, paper string
 	once          bool // deterministic: one run on fixed data, not one per seed
-	// release returns the verified report and the number of clusters
-	// (−1 when the method has none).
-	release func(m *matrix.Matrix, seed int64) (*smoothanonpb.RunReport, int64, error)
+	// release returns the verified report, the number of clusters (−1
+	// when the method has none) and the seconds the method took (without
+	// the verification).
+	release func(m *matrix.Matrix, seed int64) (*smoothanonpb.RunReport, int64, float64, error)
 }
 
 // rrEpsilon is the ε of the randomized response rows (the paper's
@@ -223,37 +220,51 @@ func jobs(d dataset, k int) []job {
 				target = d.target[mi]
 			}
 			js = append(js, job{variant: v.String(), mode: md.String(), target: target, paper: d.paper[mi],
-				release: func(m *matrix.Matrix, seed int64) (*smoothanonpb.RunReport, int64, error) {
+				release: func(m *matrix.Matrix, seed int64) (*smoothanonpb.RunReport, int64, float64, error) {
+					start := time.Now()
 					res, err := solver.Solve(context.Background(), m, solver.Params{K: k, Mode: md, Variant: v, Seed: seed})
+					el := time.Since(start).Seconds()
 					if err != nil {
-						return nil, 0, err
+						return nil, 0, 0, err
 					}
 					rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: md})
-					return rep, res.Info.Clusters, err
+					return rep, res.Info.Clusters, el, err
 				}})
 		}
 	}
 	js = append(js, job{variant: "mondrian", mode: "nonsmooth", target: "—", paper: d.mondrian, once: true,
-		release: func(m *matrix.Matrix, _ int64) (*smoothanonpb.RunReport, int64, error) {
+		release: func(m *matrix.Matrix, _ int64) (*smoothanonpb.RunReport, int64, float64, error) {
+			start := time.Now()
 			res, err := baseline.Mondrian(context.Background(), m, baseline.MondrianParams{K: k})
+			el := time.Since(start).Seconds()
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, 0, err
 			}
 			rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: verify.NonSmooth})
-			return rep, res.Info.Partitions, err
+			return rep, res.Info.Partitions, el, err
 		}})
 	for _, level := range []baseline.Level{baseline.Edge, baseline.Node} {
 		js = append(js, job{variant: fmt.Sprintf("%s ε=%d", level.Method(), rrEpsilon), mode: "ε-DP", target: "—", paper: "—",
-			release: func(m *matrix.Matrix, seed int64) (*smoothanonpb.RunReport, int64, error) {
+			release: func(m *matrix.Matrix, seed int64) (*smoothanonpb.RunReport, int64, float64, error) {
+				start := time.Now()
 				res, err := baseline.RandomizedResponse(context.Background(), m, baseline.RRParams{Epsilon: rrEpsilon, Level: level, Seed: seed})
+				el := time.Since(start).Seconds()
 				if err != nil {
-					return nil, 0, err
+					return nil, 0, 0, err
 				}
 				rep, err := verify.Measure(m, res.Release)
-				return rep, -1, err
+				return rep, -1, el, err
 			}})
 	}
 	return js
+}
+
+// count prints a number of clusters, "—" for none (negative).
+func count(n int64) string {
+	if n < 0 {
+		return "—"
+	}
+	return fmt.Sprint(n)
 }
 
 func exists(path string) bool {
