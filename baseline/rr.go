@@ -147,7 +147,7 @@ func RandomizedResponse(ctx context.Context, m *matrix.Matrix, p RRParams) (*Res
 		// the row's own cells, which are kept unless the walk lands on them.
 		nc := len(cols)
 		next := skip(r, logKeep, nc) // index into cols of the next flipped cell
-		j := 0                   // next cell of row
+		j := 0                       // next cell of row
 		for j < len(row) || next < len(cols) {
 			switch {
 			case j < len(row) && (next >= len(cols) || row[j] < cols[next]):
