@@ -43,7 +43,7 @@ var ErrTooLarge = errors.New("release too large")
 
 // DefaultMaxEntries bounds the expected size of a randomized response
 // release unless RRParams.MaxEntries says otherwise.
-const DefaultMaxEntries = 500_000_000
+const DefaultMaxEntries = 100_000_000
 
 // RRParams configure RandomizedResponse.
 type RRParams struct {
