@@ -316,24 +316,40 @@ func (sp *splitter) commonPick(members []int32, seed int32, k int, removed []boo
 	var touched []int32
 	deg := func(i int32) int { return len(pr.urow(members[i])) }
 	for len(g) < k {
-		// A feature held by fewer remaining members than the group still
-		// needs cannot stay in the group's intersection.
-		common = slices.DeleteFunc(common, func(f int32) bool {
+		// Count, per remaining member, the features of common it holds,
+		// in one pass that also drops the features held by fewer remaining
+		// members than the group still needs (they cannot stay in its
+		// intersection; their counts are taken back).
+		kept := common[:0]
+		for _, f := range common {
 			if sp.tooCommon(f, n) {
-				return false // not counted (see countShared)
+				kept = append(kept, f) // not counted (see countShared)
+				continue
 			}
 			h := 0
 			for _, j := range sp.lpost[f] {
 				if !removed[j] {
+					if cnt[j] == 0 {
+						touched = append(touched, j)
+					}
+					cnt[j]++
 					h++
 				}
 			}
-			return h < k-len(g)
-		})
+			if h >= k-len(g) {
+				kept = append(kept, f)
+				continue
+			}
+			for _, j := range sp.lpost[f] {
+				if !removed[j] {
+					cnt[j]--
+				}
+			}
+		}
+		common = kept
 		best := int32(-1)
-		touched = sp.countShared(common, n, removed, cnt, touched)
 		for _, j := range touched {
-			if best < 0 || cnt[j] > cnt[best] || (cnt[j] == cnt[best] && (deg(j) < deg(best) || (deg(j) == deg(best) && j < best))) {
+			if cnt[j] > 0 && (best < 0 || cnt[j] > cnt[best] || (cnt[j] == cnt[best] && (deg(j) < deg(best) || (deg(j) == deg(best) && j < best)))) {
 				best = j
 			}
 		}
