@@ -77,12 +77,7 @@ func Mondrian(ctx context.Context, m *matrix.Matrix, p MondrianParams) (*Result,
 	k := p.K
 
 	// Dense feature ids, ascending with the feature ids.
-	var feats []uint32
-	for i := 0; i < n; i++ {
-		feats = append(feats, m.Row(i)...)
-	}
-	slices.Sort(feats)
-	feats = slices.Compact(feats)
+	feats := m.Columns()
 	dense := func(f uint32) int32 {
 		i, _ := slices.BinarySearch(feats, f)
 		return int32(i)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/smoothanon/smoothanon/matrix"
@@ -113,12 +112,7 @@ func RandomizedResponse(ctx context.Context, m *matrix.Matrix, p RRParams) (*Res
 		return nil, err
 	}
 	n := m.NumRows()
-	var cols []uint32
-	for i := 0; i < n; i++ {
-		cols = append(cols, m.Row(i)...)
-	}
-	slices.Sort(cols)
-	cols = slices.Compact(cols)
+	cols := m.Columns()
 	prob := FlipProbability(p.Epsilon, p.Level, len(cols))
 	limit := p.MaxEntries
 	if limit == 0 {

@@ -131,12 +131,13 @@ func (m *Matrix) Equal(o *Matrix) bool {
 }
 
 // NumColumns is the number of distinct feature ids that occur.
-func (m *Matrix) NumColumns() int {
-	seen := make(map[uint32]struct{})
-	for _, f := range m.Features {
-		seen[f] = struct{}{}
-	}
-	return len(seen)
+func (m *Matrix) NumColumns() int { return len(m.Columns()) }
+
+// Columns returns the distinct feature ids that occur, ascending.
+func (m *Matrix) Columns() []uint32 {
+	cols := slices.Clone(m.Features)
+	slices.Sort(cols)
+	return slices.Compact(cols)
 }
 
 // DedupePolicy says what to do with a user id that occurs on several rows.
