@@ -50,10 +50,11 @@ demo: build
 	@echo "release: $(DEMO)/release  report: $(DEMO)/report.json  independent check: $(DEMO)/verify.json (valid)"
 
 # Benchmarks print their figures (ns/op plus custom metrics such as ns/row);
-# benchstat reports the median of BENCHCOUNT runs.
+# benchstat reports the median of BENCHCOUNT runs. -p 1: one package's
+# benchmarks at a time (in parallel they would share the two cores).
 bench:
 	@mkdir -p out
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count $(BENCHCOUNT) -timeout 60m \
+	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -count $(BENCHCOUNT) -timeout 60m \
 		./verify ./gen ./importer ./lsh ./solver ./solver/internal/knn | tee out/bench.txt
 	$(GO) run $(BENCHSTAT) out/bench.txt
 
