@@ -203,3 +203,100 @@ func ExampleMondrian() {
 	// cid [3]
 	// dee [3]
 }
+
+// referenceMondrian is Mondrian straight from its definition: every
+// partition is counted from scratch and all its features are compared.
+// It returns each row's partition numbered by first row.
+func referenceMondrian(m *matrix.Matrix, k int) []int32 {
+	n := m.NumRows()
+	part := make([]int32, n)
+	for i := range part {
+		part[i] = -1
+	}
+	var cut func(rows []int)
+	next := int32(0)
+	id := make([]int32, 0)
+	cut = func(rows []int) {
+		cnt := map[uint32]int{}
+		for _, r := range rows {
+			for _, f := range m.Row(r) {
+				cnt[f]++
+			}
+		}
+		s := len(rows)
+		best, bestD := uint32(0), -1
+		for f, c := range cnt {
+			if c < k || s-c < k {
+				continue
+			}
+			d := max(2*c-s, s-2*c)
+			if bestD < 0 || d < bestD || d == bestD && f < best {
+				best, bestD = f, d
+			}
+		}
+		if bestD < 0 {
+			id = append(id, next)
+			for _, r := range rows {
+				part[r] = next
+			}
+			next++
+			return
+		}
+		var in, out []int
+		for _, r := range rows {
+			if _, ok := slices.BinarySearch(m.Row(r), best); ok {
+				in = append(in, r)
+			} else {
+				out = append(out, r)
+			}
+		}
+		cut(in)
+		cut(out)
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	cut(all)
+	return byFirstRow(part)
+}
+
+// byFirstRow renumbers partitions by their first row.
+func byFirstRow(part []int32) []int32 {
+	renum := map[int32]int32{}
+	out := make([]int32, len(part))
+	for i, p := range part {
+		q, ok := renum[p]
+		if !ok {
+			q = int32(len(renum))
+			renum[p] = q
+		}
+		out[i] = q
+	}
+	return out
+}
+
+// TestMondrianMatchesReference: the incremental counting finds the same
+// partitions as counting every partition afresh, on skewed sparse data
+// (long chains of small cuts), dense data (balanced cuts) and ties.
+func TestMondrianMatchesReference(t *testing.T) {
+	for _, c := range []struct {
+		seed         uint64
+		n, cols, deg int
+	}{
+		{1, 500, 400, 3}, {2, 500, 40, 8}, {3, 300, 6, 3}, {4, 1000, 2000, 2}, {5, 64, 12, 6},
+	} {
+		m := randomMatrix(c.seed, c.n, c.cols, c.deg)
+		for _, k := range []int{1, 2, 3, 8, 25} {
+			want := referenceMondrian(m, k)
+			res, err := Mondrian(context.Background(), m, MondrianParams{K: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Users are named in row order, so first user = first row.
+			if got := byFirstRow(res.Partition); !slices.Equal(got, want) {
+				t.Errorf("seed %d (%d×%d, degree %d) k %d: partitions differ from the reference", c.seed, c.n, c.cols, c.deg, k)
+			}
+		}
+	}
+}
