@@ -4,52 +4,78 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/smoothanon/smoothanon/internal/mondrian"
 	"github.com/smoothanon/smoothanon/solver/internal/par"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
-// improve refines the clusters twice, as they are and after split, and
-// keeps the cheaper result (ties: unsplit). Splitting lowers the cost of
-// each large cluster at once but can trap refine in a worse local optimum
-// (e.g. on block-structured data), so the choice is made on the final cost.
-// When Workers allows, the unsplit refinement runs while the clusters are
-// split and refined (neither modifies the clusters).
+// improve refines three candidate clusterings and keeps the cheapest under
+// the mode (ties: the earlier candidate):
+//
+//  1. the clusters as they are;
+//  2. the clusters after split (splitting lowers the cost of each large
+//     cluster at once but can trap refine in a worse local optimum, e.g. on
+//     block-structured data, so the choice is made on the final cost);
+//  3. the Mondrian partition of the rows (internal/mondrian) after split:
+//     groups cut on shared features, which the Hamming facility costs miss
+//     on power-law lists (1e5 generated user lists, smooth: 0.337 Jaccard
+//     against 0.263 from the clusters).
+//
+// Candidates are computed concurrently when Workers allows; none modifies
+// the clusters.
 func (s *state) improve(clusters [][]int32) ([][]int32, error) {
-	// unsplit returns the refinement of the clusters as they are.
-	unsplit := func() ([][]int32, error) { return s.refine(clusters) }
-	if par.Workers(s.p.Workers) >= 2 {
-		var a [][]int32
-		var err error
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			a, err = s.refine(clusters)
-		}()
-		unsplit = func() ([][]int32, error) {
-			<-done
-			return a, err
-		}
+	cands := []func() ([][]int32, error){
+		func() ([][]int32, error) { return s.refine(clusters) },
+		func() ([][]int32, error) {
+			split := s.split(clusters)
+			if len(split) == len(clusters) {
+				return nil, nil // the same as candidate 1
+			}
+			return s.refine(split)
+		},
+		func() ([][]int32, error) {
+			part, common, err := mondrian.Partition(s.ctx, s.canon, s.p.K)
+			if err != nil {
+				return nil, err
+			}
+			mc := make([][]int32, len(common))
+			for u, c := range part {
+				mc[c] = append(mc[c], int32(u))
+			}
+			return s.refine(s.split(mc))
+		},
 	}
-	split := s.split(clusters)
+	out := make([][][]int32, len(cands))
+	errs := make([]error, len(cands))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, min(par.Workers(s.p.Workers), len(cands))))
+	for i, f := range cands {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i], errs[i] = f()
+		}()
+	}
+	wg.Wait()
 	if err := s.ctx.Err(); err != nil {
-		unsplit() // wait for the goroutine
 		return nil, err
 	}
-	if len(split) == len(clusters) {
-		return unsplit()
+	var best [][]int32
+	var bestCost int64
+	for i, c := range out {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		if c == nil {
+			continue
+		}
+		if cost := s.totalCost(c); best == nil || cost < bestCost {
+			best, bestCost = c, cost
+		}
 	}
-	b, errB := s.refine(split)
-	a, errA := unsplit()
-	if errA != nil {
-		return nil, errA
-	}
-	if errB != nil {
-		return nil, errB
-	}
-	if s.totalCost(b) < s.totalCost(a) {
-		return b, nil
-	}
-	return a, nil
+	return best, nil
 }
 
 // totalCost is the number of changed entries of a clustering.

@@ -2,7 +2,8 @@
 // from all rows, a partition is cut on the feature held by a number of its
 // rows closest to half (ties: the lower feature id), holders on one side,
 // as long as both sides keep at least k rows. baseline.Mondrian releases
-// them as a baseline.
+// them as a baseline; the solver refines them as one of its candidate
+// clusterings.
 package mondrian
 
 import (
