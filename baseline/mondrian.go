@@ -77,7 +77,7 @@ func Mondrian(ctx context.Context, m *matrix.Matrix, p MondrianParams) (*Result,
 	}
 	k := p.K
 
-	part, common, err := mondrian.Partition(ctx, m, k)
+	part, common, columns, err := mondrian.Partition(ctx, m, k)
 	if err != nil {
 		return nil, err
 	}
@@ -104,18 +104,10 @@ func Mondrian(ctx context.Context, m *matrix.Matrix, p MondrianParams) (*Result,
 	info := &smoothanonpb.BaselineInfo{
 		Method:        "mondrian",
 		K:             int32(k),
-		Columns:       int64(m.NumColumns()),
+		Columns:       int64(columns),
 		Partitions:    int64(len(common)),
 		PartitionSize: verify.Summarize(sizes),
 		Seconds:       time.Since(start).Seconds(),
 	}
 	return &Result{Release: out, Partition: part, Info: info}, nil
-}
-
-// dist2 is |2c − s|: twice the distance of a cut of c rows from half of s.
-func dist2(c, s int32) int64 {
-	if d := 2*int64(c) - int64(s); d >= 0 {
-		return d
-	}
-	return int64(s) - 2*int64(c)
 }

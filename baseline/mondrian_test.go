@@ -215,7 +215,6 @@ func referenceMondrian(m *matrix.Matrix, k int) []int32 {
 	}
 	var cut func(rows []int)
 	next := int32(0)
-	id := make([]int32, 0)
 	cut = func(rows []int) {
 		cnt := map[uint32]int{}
 		for _, r := range rows {
@@ -235,7 +234,6 @@ func referenceMondrian(m *matrix.Matrix, k int) []int32 {
 			}
 		}
 		if bestD < 0 {
-			id = append(id, next)
 			for _, r := range rows {
 				part[r] = next
 			}

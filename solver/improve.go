@@ -34,7 +34,7 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 			return s.refine(split)
 		},
 		func() ([][]int32, error) {
-			part, common, err := mondrian.Partition(s.ctx, s.canon, s.p.K)
+			part, common, _, err := mondrian.Partition(s.ctx, s.canon, s.p.K)
 			if err != nil {
 				return nil, err
 			}

@@ -15,13 +15,13 @@ import (
 )
 
 // Partition returns the Mondrian partition of every row of m (numbered in
-// the order they are found) and every partition's common features, the
-// ones all its rows hold (ascending ids). k must be in [1, rows]; m's rows
-// must be sorted (matrix.Validate).
-func Partition(ctx context.Context, m *matrix.Matrix, k int) ([]int32, [][]uint32, error) {
+// the order they are found), every partition's common features, the ones
+// all its rows hold (ascending ids), and the number of distinct features
+// of m. k must be in [1, rows]; m's rows must be sorted (matrix.Validate).
+func Partition(ctx context.Context, m *matrix.Matrix, k int) ([]int32, [][]uint32, int, error) {
 	n := m.NumRows()
 	if k < 1 || k > n {
-		return nil, nil, fmt.Errorf("mondrian: k = %d, must be in [1, %d]", k, n)
+		return nil, nil, 0, fmt.Errorf("mondrian: k = %d, must be in [1, %d]", k, n)
 	}
 	// Dense feature ids, ascending with the feature ids.
 	feats := m.Columns()
@@ -38,14 +38,14 @@ func Partition(ctx context.Context, m *matrix.Matrix, k int) ([]int32, [][]uint3
 	}
 	part, common, err := partition(ctx, drow, off, len(feats), k)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	for _, c := range common {
 		for i, f := range c {
 			c[i] = feats[f]
 		}
 	}
-	return part, common, nil
+	return part, common, len(feats), nil
 }
 
 // partition runs Mondrian's cuts on rows 0..n−1, row r holding the dense

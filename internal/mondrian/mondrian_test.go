@@ -18,9 +18,12 @@ func TestPartition(t *testing.T) {
 	m.Append("b", []uint32{7, 900, 5000})
 	m.Append("c", []uint32{42})
 	m.Append("d", []uint32{42, 5000})
-	part, common, err := Partition(context.Background(), m, 2)
+	part, common, cols, err := Partition(context.Background(), m, 2)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cols != 4 {
+		t.Errorf("%d columns, want 4", cols)
 	}
 	if part[0] != part[1] || part[2] != part[3] || part[0] == part[2] {
 		t.Fatalf("partitions %v, want {a b} {c d}", part)
@@ -29,7 +32,7 @@ func TestPartition(t *testing.T) {
 		t.Errorf("common features %v", common)
 	}
 	for _, k := range []int{0, 5} {
-		if _, _, err := Partition(context.Background(), m, k); err == nil || !strings.Contains(err.Error(), "k = ") {
+		if _, _, _, err := Partition(context.Background(), m, k); err == nil || !strings.Contains(err.Error(), "k = ") {
 			t.Errorf("k = %d: %v", k, err)
 		}
 	}
