@@ -162,11 +162,13 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 	p = withDefaults(p)
 	n := m.NumRows()
 
-	// Canonical order: by user id.
-	order, err := matrix.UserOrder(m)
+	// Canonical order: by user id, then rearranged by content for memory
+	// locality (see localityOrder); both ignore the input row order.
+	byID, err := matrix.UserOrder(m)
 	if err != nil {
 		return nil, err
 	}
+	order := localityOrder(m, byID, par.Workers(p.Workers))
 
 	s := &state{p: p, ctx: ctx}
 	perm := make([]int, n)
@@ -179,11 +181,16 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 		return nil, err
 	}
 
-	// Number clusters by their first canonical user.
+	rowOf := make([]int32, n) // input row -> canonical user
+	for u, r := range order {
+		rowOf[r] = int32(u)
+	}
+	// Number clusters by their first user in user-id order.
 	nc := 0
 	remap := make(map[int32]int32)
 	canon := make([]int32, n)
-	for u := 0; u < n; u++ {
+	for _, r := range byID {
+		u := rowOf[r]
 		c := s.assign[u]
 		id, ok := remap[c]
 		if !ok {
@@ -204,10 +211,6 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 
 	res := &Result{Cluster: make([]int32, n)}
 	rel := matrix.New(n, 0)
-	rowOf := make([]int32, n) // input row -> canonical user
-	for u, r := range order {
-		rowOf[r] = int32(u)
-	}
 	for r := 0; r < n; r++ {
 		c := canon[rowOf[r]]
 		res.Cluster[r] = c

@@ -427,10 +427,10 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"smooth/improved":    "0f0fbd006d28f8b2",
-		"nonsmooth/improved": "d9e09bad1ef43070",
-		"smooth/paper":       "b39a7243e42b0a66",
-		"nonsmooth/paper":    "2a45fd5920ab17a4",
+		"smooth/improved":    "66b8992cb65df637",
+		"nonsmooth/improved": "a08576fec3ebc2e0",
+		"smooth/paper":       "5ad8c2cc39dd6559",
+		"nonsmooth/paper":    "a7ff3b64568297e1",
 	}
 	for _, md := range allModes {
 		for _, v := range allVariants {
@@ -455,7 +455,7 @@ func TestUserListsSharedFeatures(t *testing.T) {
 	for _, c := range []struct {
 		md   verify.Mode
 		hash string
-	}{{verify.Smooth, "2ffc7e56689b9056"}, {verify.NonSmooth, "3202f213164deac7"}} {
+	}{{verify.Smooth, "77bd97c9f1a739dc"}, {verify.NonSmooth, "729b2d5e9a2909d2"}} {
 		res := solveChecked(t, m, Params{K: 8, Mode: c.md, Seed: 1})
 		rep, err := verify.Measure(m, res.Release)
 		if err != nil {
