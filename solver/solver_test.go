@@ -712,3 +712,27 @@ func TestProgressCallsDoNotOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterNumbering: Result.Cluster numbers clusters by their first user
+// in user-id order (the solver's internal order is a different one).
+func TestClusterNumbering(t *testing.T) {
+	m := randomMatrix(5, 300, 20, 4)
+	res := solveChecked(t, m, Params{K: 5, Seed: 3})
+	byID, err := matrix.UserOrder(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := int32(0)
+	for _, r := range byID {
+		c := res.Cluster[r]
+		if c > next {
+			t.Fatalf("user %s is the first of cluster %d, want cluster %d", m.Users[r], c, next)
+		}
+		if c == next {
+			next++
+		}
+	}
+	if int(next) != int(res.Info.Clusters) {
+		t.Fatalf("%d cluster ids seen, Info.Clusters = %d", next, res.Info.Clusters)
+	}
+}
