@@ -49,7 +49,13 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	errs := make([]error, len(cands))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, min(par.Workers(s.p.Workers), len(cands))))
-	for i, f := range cands {
+	// Longest first: on two workers the Mondrian candidate (a sequential
+	// cut, then split and refine) starts with the first instead of waiting
+	// for the second; improve's wall time measured 13.8 -> 12.4 s on 1e6
+	// user lists and 2.5–2.9 -> 2.2 s on dblp (one run each). The order
+	// only schedules: ties still go to the earlier candidate.
+	for _, i := range []int{0, 2, 1} {
+		f := cands[i]
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
