@@ -53,17 +53,22 @@ type facShared struct {
 	bits  []uint64 // Bitset
 	words int
 	P     *postings // Prefix: degrees and signatures only
+	// maxScan bounds the open-list entries of one Prefix query (0: no
+	// bound, exact answers; see Options.MaxScan).
+	maxScan int64
 }
 
 // NewFacilities prepares an empty facility set over the rows of m. It
 // panics on a nil or malformed matrix or invalid options (programming
-// errors). opts.Workers only affects the build.
+// errors). opts.Workers only affects the build; with opts.MaxScan > 0,
+// Nearest may return a farther facility than the nearest (see
+// Options.MaxScan), at its exact distance.
 func NewFacilities(m *matrix.Matrix, opts Options) *Facilities {
 	if err := checkParams(m, 0, opts); err != nil {
 		panic(err)
 	}
 	x := buildIndex(m, par.Workers(opts.Workers))
-	sh := &facShared{x: x, strat: pickStrategy(opts.Strategy, x)}
+	sh := &facShared{x: x, strat: pickStrategy(opts.Strategy, x), maxScan: int64(opts.MaxScan)}
 	switch sh.strat {
 	case Bitset:
 		sh.bits, sh.words = bitsets(x)
@@ -94,17 +99,18 @@ func newFacilities(sh *facShared) *Facilities {
 		f.ol = newOpenLists(x.ncols)
 		f.openDeg = make([]uint64, (ng+63)/64+1)
 		f.byDegHeap = make([][]uint64, len(sh.P.degStart)-1)
-		f.s = newSearcher(x, sh.P)
+		f.s = newSearcher(x, sh.P, sh.maxScan)
 	}
 	return f
 }
 
 // UseNeighbours hands the facility set a KNearest graph of the same matrix
 // (any K), shared with every Empty copy; call it before the sets are used.
-// A query whose own neighbour list holds an open facility nearer than the
-// list's last distance is then answered from the list in O(K), and other
-// queries start the search from the best open neighbour. Answers do not
-// change.
+// Queries then start the search from the best open neighbour in their own
+// list, and, when the graph is exact (Graph.Exact), a query whose list
+// holds an open facility nearer than the list's last distance is answered
+// from the list in O(K). Exact answers stay exact; bounded ones are never
+// worse than the best open neighbour.
 func (f *Facilities) UseNeighbours(g *Graph) error {
 	n := len(f.openRow)
 	if g == nil || g.K < 0 || len(g.Idx) != n*g.K || len(g.Dist) != n*g.K {
@@ -325,9 +331,9 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 	}
 	seed := ^uint64(0) // dist<<32 | label
 	if g := f.sh.nb; g != nil && g.K > 0 {
-		// Every row nearer than the last listed distance is listed, so
-		// the best open one below it is the answer; else the best open
-		// one seeds the search. Lists ascend by distance (each distance
+		// In an exact graph every row nearer than the last listed
+		// distance is listed, so the best open one below it is the
+		// answer; else the best open one seeds the search. Lists ascend by distance (each distance
 		// by row, not by label: all of the best distance are read).
 		idx, dist := g.Row(int(row))
 		for i, j := range idx {
@@ -338,7 +344,7 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 				seed = min(seed, uint64(dist[i])<<32|uint64(f.label(j)))
 			}
 		}
-		if seed != ^uint64(0) && (int32(seed>>32) < dist[g.K-1] || g.K == x.rows-1) {
+		if seed != ^uint64(0) && g.Exact && (int32(seed>>32) < dist[g.K-1] || g.K == x.rows-1) {
 			return f.rowOf(int32(uint32(seed))), int32(seed >> 32), true
 		}
 	}

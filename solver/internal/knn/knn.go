@@ -1,10 +1,11 @@
-// Package knn finds exact Hamming-distance nearest neighbours between the
-// rows of a sparse binary matrix, for the smooth-k-anonymity solver.
+// Package knn finds Hamming-distance nearest neighbours between the rows of
+// a sparse binary matrix, for the smooth-k-anonymity solver.
 //
 // Rows are points; the distance of rows a and b is |a| + |b| − 2|a∩b|, the
-// number of features held by exactly one of them. Everything here is exact
-// and deterministic: ties are broken by the lower row index, and results do
-// not depend on Options.Workers.
+// number of features held by exactly one of them. Everything here is
+// deterministic: ties are broken by the lower row index, and results do not
+// depend on Options.Workers. Everything is exact unless Options.MaxScan
+// bounds the work per query (see there).
 //
 // KNearest lists the k nearest other rows of every row (the solver sums the
 // βk nearest distances into facility costs and uses the lists to split
@@ -52,7 +53,17 @@
 // updated on every Add and Remove), so a query's work and memory traffic
 // follow the open facilities, not all rows. Given the KNearest graph
 // (UseNeighbours), a query whose neighbour list holds an open facility
-// closer than the list's last distance is answered from the list alone.
+// closer than the list's last distance is answered from the list alone
+// (only when the graph is exact, Graph.Exact).
+//
+// Bounded search (Options.MaxScan > 0): on power-law data the lists of the
+// popular features grow with the rows, and so does the exact work per
+// query. With a bound, a Prefix query stops after reading MaxScan list
+// entries and keeps the best rows found so far, filled up with rows sharing
+// nothing, as always; distances of what it returns are exact, but nearer
+// rows may be missed. The hints (KNearest) and the neighbour lists
+// (Facilities) are read first and are not counted, so the best candidates
+// are usually among those found. Bitset searches stay exact.
 package knn
 
 import (
@@ -105,6 +116,12 @@ type Options struct {
 	Workers int
 	// Strategy forces a search strategy. Optional; default Auto.
 	Strategy Strategy
+	// MaxScan bounds the list entries one Prefix query reads. Optional;
+	// default 0 means no bound (exact answers); at least 0. With a bound,
+	// KNearest lists and Facilities.Nearest answers may miss nearer rows
+	// (see the package documentation), and the work per query no longer
+	// grows with the lengths of the lists.
+	MaxScan int
 }
 
 // Stats describes a KNearest run.
@@ -114,13 +131,14 @@ type Stats struct {
 	Distinct   int    // distinct rows (groups of identical rows)
 	Columns    int    // distinct features
 	Candidates int64  // exact distance evaluations between distinct rows
+	Cut        int64  // distinct-row queries stopped by Options.MaxScan
 	Index      time.Duration
 	Search     time.Duration
 }
 
 func (s Stats) String() string {
-	return fmt.Sprintf("strategy=%s rows=%d distinct=%d columns=%d candidates=%d index=%v search=%v",
-		s.Strategy, s.Rows, s.Distinct, s.Columns, s.Candidates, s.Index.Round(time.Millisecond), s.Search.Round(time.Millisecond))
+	return fmt.Sprintf("strategy=%s rows=%d distinct=%d columns=%d candidates=%d cut=%d index=%v search=%v",
+		s.Strategy, s.Rows, s.Distinct, s.Columns, s.Candidates, s.Cut, s.Index.Round(time.Millisecond), s.Search.Round(time.Millisecond))
 }
 
 // Graph holds K nearest other rows of every row, row-major: the
@@ -130,6 +148,10 @@ type Graph struct {
 	K    int
 	Idx  []int32
 	Dist []int32
+	// Exact is true when every list holds the K nearest rows; false when
+	// a bounded search (Options.MaxScan) stopped some query early, and
+	// nearer rows than the listed ones may exist.
+	Exact bool
 }
 
 // Row returns the neighbours of row i and their distances.
@@ -160,6 +182,9 @@ func checkOptions(opts Options) error {
 	}
 	if opts.Strategy < Auto || opts.Strategy > Prefix {
 		return fmt.Errorf("knn: unknown strategy %d", int(opts.Strategy))
+	}
+	if opts.MaxScan < 0 {
+		return fmt.Errorf("knn: MaxScan = %d, want >= 0 (0 = no bound)", opts.MaxScan)
 	}
 	return nil
 }
@@ -205,10 +230,10 @@ func KNearest(m *matrix.Matrix, k int, opts Options) (*Graph, Stats, error) {
 	case Bitset:
 		nb = searchBitset(x, kOf, workers)
 	default:
-		nb = searchPrefix(x, kOf, workers)
+		nb = searchPrefix(x, kOf, workers, int64(opts.MaxScan))
 	}
-	st.Candidates = nb.candidates
-	g := &Graph{K: K, Idx: make([]int32, n*K), Dist: make([]int32, n*K)}
+	st.Candidates, st.Cut = nb.candidates, nb.cut
+	g := &Graph{K: K, Idx: make([]int32, n*K), Dist: make([]int32, n*K), Exact: nb.cut == 0}
 	if K > 0 {
 		expand(x, nb, g, workers)
 	}
@@ -222,6 +247,7 @@ type groupLists struct {
 	off        []int64
 	key        []uint64
 	candidates int64
+	cut        int64 // queries stopped by the scan bound
 }
 
 func newGroupLists(x *index, kOf func(int32) int) *groupLists {

@@ -56,7 +56,7 @@ func hamming(a, b []uint32) int32 {
 func refKNearest(m *matrix.Matrix, k int) *Graph {
 	n := m.NumRows()
 	K := min(k, max(n-1, 0))
-	g := &Graph{K: K, Idx: make([]int32, n*K), Dist: make([]int32, n*K)}
+	g := &Graph{K: K, Idx: make([]int32, n*K), Dist: make([]int32, n*K), Exact: true}
 	type nd struct{ d, j int32 }
 	for i := 0; i < n; i++ {
 		var all []nd
@@ -80,8 +80,8 @@ func refKNearest(m *matrix.Matrix, k int) *Graph {
 
 func compareGraphs(t *testing.T, name string, got, want *Graph) {
 	t.Helper()
-	if got.K != want.K {
-		t.Fatalf("%s: K = %d, want %d", name, got.K, want.K)
+	if got.K != want.K || got.Exact != want.Exact {
+		t.Fatalf("%s: K = %d, exact %v, want %d, %v", name, got.K, got.Exact, want.K, want.Exact)
 	}
 	n := len(want.Idx) / max(want.K, 1)
 	if want.K == 0 {

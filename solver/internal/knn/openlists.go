@@ -162,7 +162,9 @@ func (f *Facilities) nearestOpen(u int32) {
 	// share at most 1+min(a-p-1, d-q-1) features with u if p is the first
 	// feature they share (true for every group that can enter, when met),
 	// and then all they share lies in the suffixes of u and the group from
-	// that feature on.
+	// that feature on. A bounded query stops here after maxScan entries.
+	limit := s.scanLimit()
+lists:
 	for p := 0; p < a; p++ {
 		if dmin > D+a-2*p || a-p < (a+dmin-D+1)>>1 {
 			break // every run of this list and the later ones fails
@@ -186,6 +188,10 @@ func (f *Facilities) nearestOpen(u int32) {
 				continue // later positions of this degree fail too
 			}
 			for j := range rn.e {
+				if s.scan == limit {
+					s.cut++
+					break lists
+				}
 				s.scan++
 				e := &rn.e[j]
 				if tiesOnly && int64(e.label) > L {

@@ -1,9 +1,9 @@
 package knn
 
 import (
+	"math"
 	"math/bits"
 	"slices"
-	"sync/atomic"
 
 	"github.com/smoothanon/smoothanon/solver/internal/par"
 )
@@ -197,10 +197,22 @@ type searcher struct {
 	usig  []uint64 // suffix signatures of the query (see sufSigs)
 	cand  int64    // exact distance evaluations
 	scan  int64    // posting entries looked at
+	// maxScan bounds the entries one query reads (0: no bound); cut
+	// counts the queries it stopped.
+	maxScan int64
+	cut     int64
 }
 
-func newSearcher(x *index, P *postings) *searcher {
-	return &searcher{x: x, P: P, seen: make([]uint8, x.numGroups()), mark: make([]uint8, x.ncols)}
+func newSearcher(x *index, P *postings, maxScan int64) *searcher {
+	return &searcher{x: x, P: P, seen: make([]uint8, x.numGroups()), mark: make([]uint8, x.ncols), maxScan: maxScan}
+}
+
+// scanLimit is the value of s.scan at which the query just begun stops.
+func (s *searcher) scanLimit() int64 {
+	if s.maxScan == 0 {
+		return math.MaxInt64
+	}
+	return s.scan + s.maxScan
 }
 
 const inf = 1 << 30
@@ -294,7 +306,10 @@ func (s *searcher) run(u int32, hint []int32) {
 	// share at most 1+min(a-p-1, d-q-1) features with u if p is the first
 	// feature they share (true for every group that can enter, when met),
 	// and then all they share lies in the suffixes F[p:] of u and f[q:] of
-	// the group, whose signatures bound it.
+	// the group, whose signatures bound it. A bounded query stops here
+	// after maxScan entries (and still gets the fill-in below).
+	limit := s.scanLimit()
+lists:
 	for p := 0; p < a; p++ {
 		sbs := P.sb[P.sbOff[F[p]]:P.sbOff[F[p]+1]]
 		su, lu := s.usig[2*p], s.usig[2*p+1]
@@ -312,6 +327,10 @@ func (s *searcher) run(u int32, hint []int32) {
 			}
 			end := sbs[bi+1].start
 			for b := sb.start; b < end; b++ {
+				if s.scan == limit {
+					s.cut++
+					break lists
+				}
 				s.scan++
 				e := &P.ent[b]
 				v := e.g
@@ -379,20 +398,19 @@ func runFilter(a, p, d, q, D int) (need int, tiesOnly, degFail, posFail bool) {
 }
 
 // searchPrefix runs the Prefix search for every group.
-func searchPrefix(x *index, kOf func(int32) int, workers int) *groupLists {
+func searchPrefix(x *index, kOf func(int32) int, workers int, maxScan int64) *groupLists {
 	nb := newGroupLists(x, kOf)
 	P := buildPostings(x)
 	ng := x.numGroups()
 	ss := make([]*searcher, workers)
 	for w := range ss {
-		ss[w] = newSearcher(x, P)
+		ss[w] = newSearcher(x, P, maxScan)
 	}
 	// Queries run in an order that puts groups with the same frequent
 	// features next to each other; each query is hinted with the previous
 	// one of its worker and that one's neighbours, which tightens its bound
 	// from the start. Hints only change the work, never the result.
 	order := hintOrder(x, P)
-	var cand atomic.Int64
 	par.For(workers, ng, 64, func(w, lo, hi int) {
 		s := ss[w]
 		hint := make([]int32, 0, 64)
@@ -409,9 +427,9 @@ func searchPrefix(x *index, kOf func(int32) int, workers int) *groupLists {
 		}
 	})
 	for _, s := range ss {
-		cand.Add(s.cand)
+		nb.candidates += s.cand
+		nb.cut += s.cut
 	}
-	nb.candidates = cand.Load()
 	return nb
 }
 
