@@ -58,9 +58,10 @@ type Params struct {
 	ChunkSize int64
 	// Seed makes the run reproducible (MinHash and per-chunk solver seeds). Optional; default 0.
 	Seed int64
-	// Beta, Restarts, Variant and Workers are passed to the solver. Optional; solver defaults.
+	// Beta, Restarts, Variant, Search and Workers are passed to the solver. Optional; solver defaults.
 	Beta, Restarts, Workers int
 	Variant                 solver.Variant
+	Search                  solver.Search
 	// Key leads the chunking sort key (see transforms.Key). Optional;
 	// default transforms.KeySpectral.
 	Key transforms.Key
@@ -115,7 +116,7 @@ func CheckParams(p Params) error {
 		return fmt.Errorf("unknown runner %q (want prism, flink, universal or dataflow)", p.Runner)
 	}
 	return solver.CheckParams(solver.Params{K: p.K, Mode: p.Mode, Beta: p.Beta, Restarts: p.Restarts,
-		Variant: p.Variant, Workers: p.Workers}, p.K)
+		Variant: p.Variant, Search: p.Search, Workers: p.Workers}, p.K)
 }
 
 func withDefaults(p Params) Params {
@@ -171,7 +172,7 @@ func build(p Params, files []string, staging string, tamper tamperFunc) *beam.Pi
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K),
 		Sharpen: p.Key == transforms.KeySpectral})
 	out, chunkStats := transforms.Solve(s, chunks, transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed,
-		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Workers: p.Workers})
+		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Search: p.Search, Workers: p.Workers})
 	if tamper != nil {
 		out = tamper(s, out)
 	}
@@ -262,6 +263,7 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 	rep.Pipeline.Seconds = secs
 	rep.Solve.Seed = p.Seed
 	rep.Solve.Variant = p.Variant.String()
+	rep.Solve.NeighbourSearch = p.Search.String() // per chunk: exact where the bound is not reached
 	rep.Solve.Beta = int32(p.Beta)
 	rep.Solve.Restarts = int32(p.Restarts)
 	if p.Beta == 0 {

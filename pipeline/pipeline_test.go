@@ -267,6 +267,7 @@ func TestCheckParams(t *testing.T) {
 		{"chunk", func(p *Params) { p.ChunkSize = 7 }, "chunk size 7"},
 		{"shards", func(p *Params) { p.Shards = -1 }, "shards -1"},
 		{"workers", func(p *Params) { p.Workers = -2 }, "workers -2"},
+		{"search", func(p *Params) { p.Search = 3 }, "invalid search 3"},
 		{"runner", func(p *Params) { p.Runner = "spork" }, `"spork"`},
 		{"key", func(p *Params) { p.Key = 7 }, "invalid chunk key 7"},
 		{"iterations", func(p *Params) { p.SpectralIterations = -1 }, "spectral iterations -1"},

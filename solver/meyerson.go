@@ -44,9 +44,10 @@ type facSet struct {
 	// closing starts; lo skips closed ones.
 	byDeg []int32
 	lo    int
-	// With a KNearest graph of the users (nb), at maps a point to its
-	// facility (-1 when none; a point holds at most one facility, as
-	// every later user of it joins at distance 0).
+	// With an exact KNearest graph of the users (nb; a bounded one is
+	// not used, as fromNeighbours needs every nearer user listed), at
+	// maps a point to its facility (-1 when none; a point holds at most
+	// one facility, as every later user of it joins at distance 0).
 	nb *knn.Graph
 	at []int32
 }
@@ -56,7 +57,7 @@ func newFacSet(pr *problem, nb *knn.Graph) *facSet {
 	if pr.bits == nil {
 		pr.buildRare()
 	}
-	if nb != nil && nb.K > 0 && len(nb.Idx) == pr.n*nb.K {
+	if nb != nil && nb.Exact && nb.K > 0 && len(nb.Idx) == pr.n*nb.K {
 		fs.nb = nb
 		fs.at = make([]int32, pr.np)
 		for i := range fs.at {

@@ -39,7 +39,7 @@ func (k *knnFacilities) nearestOpen(u int32) int32 {
 // restarts.
 func (s *state) knnIndex() *knn.Facilities {
 	s.facOnce.Do(func() {
-		s.facBase = knn.NewFacilities(s.canon, knn.Options{Workers: par.Workers(s.p.Workers)})
+		s.facBase = knn.NewFacilities(s.canon, knn.Options{Workers: par.Workers(s.p.Workers), MaxScan: s.maxScan(facilityMaxScan)})
 		if s.graph != nil {
 			if err := s.facBase.UseNeighbours(s.graph); err != nil {
 				panic(err) // the graph is of s.canon: cannot happen

@@ -1,6 +1,7 @@
 package solver
 
 import (
+	"fmt"
 	"math/bits"
 	"slices"
 	"sync"
@@ -327,12 +328,13 @@ func (pr *problem) facilityCosts(nn int, factor float64, w int) []float64 {
 	return cost
 }
 
-// facilityCostsKNN is facilityCosts computed with knn.KNearest (exact; its
-// prefix-filtered search stays fast on power-law data where the plain
-// inverted index of facilityCosts is quadratic). m is the input in the
-// problem's order. It also records the nearest points.
-func (pr *problem) facilityCostsKNN(m *matrix.Matrix, nn int, factor float64, w int) ([]float64, *knn.Graph, string, error) {
-	g, st, err := knn.KNearest(m, nn, knn.Options{Workers: w})
+// facilityCostsKNN is facilityCosts computed with knn.KNearest (exact when
+// maxScan is 0, else bounded by it; its prefix-filtered search stays fast
+// on power-law data where the plain inverted index of facilityCosts is
+// quadratic). m is the input in the problem's order. It also records the
+// nearest points, and describes the search that ran.
+func (pr *problem) facilityCostsKNN(m *matrix.Matrix, nn int, factor float64, w int, maxScan int) ([]float64, *knn.Graph, string, error) {
+	g, st, err := knn.KNearest(m, nn, knn.Options{Workers: w, MaxScan: maxScan})
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -364,7 +366,11 @@ func (pr *problem) facilityCostsKNN(m *matrix.Matrix, nn int, factor float64, w 
 			}
 		}
 	}
-	return cost, g, "exact: knn " + st.Strategy, nil
+	search := "exact: knn " + st.Strategy
+	if maxScan > 0 && st.Strategy != knn.Bitset.String() { // brute force is exact
+		search = fmt.Sprintf("bounded: knn %s, %d entries per query, %d of %d distinct-row queries cut", st.Strategy, maxScan, st.Cut, st.Distinct)
+	}
+	return cost, g, search, nil
 }
 
 // sumSmallest returns the sum of the need smallest distances of the

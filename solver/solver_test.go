@@ -39,6 +39,8 @@ func TestCheckParams(t *testing.T) {
 		{"beta=1", Params{K: 2, Beta: 1}, 10, ""},
 		{"restarts<0", Params{K: 2, Restarts: -2}, 10, "restarts = -2"},
 		{"variant", Params{K: 2, Variant: Variant(5)}, 10, "invalid variant 5"},
+		{"search", Params{K: 2, Search: Search(4)}, 10, "invalid search 4"},
+		{"exact", Params{K: 2, Search: Exact}, 10, ""},
 		{"workers", Params{K: 2, Workers: -1}, 10, "workers = -1"},
 	}
 	for _, c := range cases {
@@ -61,6 +63,53 @@ func TestParseVariant(t *testing.T) {
 	}
 	if _, err := ParseVariant("best"); err == nil || !strings.Contains(err.Error(), `"best"`) {
 		t.Errorf("ParseVariant(best) error = %v", err)
+	}
+}
+
+func TestParseSearch(t *testing.T) {
+	for _, v := range []Search{Bounded, Exact} {
+		got, err := ParseSearch(v.String())
+		if err != nil || got != v {
+			t.Errorf("ParseSearch(%q) = %v, %v", v.String(), got, err)
+		}
+	}
+	if _, err := ParseSearch("approx"); err == nil || !strings.Contains(err.Error(), `"approx"`) {
+		t.Errorf("ParseSearch(approx) error = %v", err)
+	}
+}
+
+// TestSearch: on dense power-law lists (1,000 columns for 10,000 rows)
+// the bounded search stops most neighbour queries and gives another valid
+// release than the exact search, at about the same Jaccard; the metadata
+// says which search ran. Both releases are pinned.
+func TestSearch(t *testing.T) {
+	m, err := gen.UserListsMatrix(gen.UserListsParams{Rows: 10000, Columns: 1000, MeanDegree: 10, Zipf: 1.1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Search]string{Bounded: "ab0fcb024ee095bc", Exact: "02308941f2f35570"}
+	var jac [2]float64
+	for _, se := range []Search{Bounded, Exact} {
+		res := solveChecked(t, m, Params{K: 8, Seed: 1, Search: se})
+		info := res.Info.GetNeighbourSearch()
+		if !strings.HasPrefix(info, se.String()+": knn prefix") {
+			t.Errorf("%v: neighbour search reported as %q", se, info)
+		}
+		if se == Bounded && (!strings.Contains(info, "128 entries per query") || strings.Contains(info, " 0 of ")) {
+			t.Errorf("bounded: no query reported cut: %q", info)
+		}
+		rep, err := verify.Measure(m, res.Release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jac[se] = rep.Jaccard
+		t.Logf("%v: %s, jaccard %.4f", se, info, rep.Jaccard)
+		if got := releaseHash(res.Release); got != want[se] {
+			t.Errorf("%v: release hash %s, want %s", se, got, want[se])
+		}
+	}
+	if d := jac[Bounded] - jac[Exact]; d < -0.01 {
+		t.Errorf("bounded jaccard %.4f is more than a point below exact %.4f", jac[Bounded], jac[Exact])
 	}
 }
 
@@ -570,7 +619,7 @@ func testFacilityCosts(t *testing.T, cols int) {
 	}
 	for _, nn := range []int{1, 5, 16, 500} {
 		got := pr.facilityCosts(nn, 1, 2)
-		viaKNN, _, _, err := pr.facilityCostsKNN(m, nn, 1, 2)
+		viaKNN, _, _, err := pr.facilityCostsKNN(m, nn, 1, 2, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -662,7 +711,7 @@ func TestFacilitySetsAgree(t *testing.T) {
 			// Each set with and without the neighbour graph shortcut.
 			var got [4][][]int32
 			for i := range got {
-				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3}), ctx: context.Background(), canon: m, pr: newProblem(m, nil), useKNNFacilities: i%2 == 1}
+				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3, Search: Exact}), ctx: context.Background(), canon: m, pr: newProblem(m, nil), useKNNFacilities: i%2 == 1}
 				cost := s.pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), 2)
 				if i >= 2 {
 					g, _, err := knn.KNearest(m, s.p.K*s.p.Beta, knn.Options{Workers: 2})

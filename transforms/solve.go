@@ -29,12 +29,15 @@ type SolveParams struct {
 	Beta, Restarts int
 	// Variant is the solver variant. Optional; default solver.Improved.
 	Variant solver.Variant
+	// Search is the solver's neighbour search. Optional; default
+	// solver.Bounded.
+	Search solver.Search
 	// Workers is the solver's parallelism per chunk. Optional; 0 = GOMAXPROCS.
 	Workers int
 }
 
 func checkSolveParams(p SolveParams) error {
-	sp := solver.Params{K: p.K, Mode: p.Mode, Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Workers: p.Workers}
+	sp := solver.Params{K: p.K, Mode: p.Mode, Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Search: p.Search, Workers: p.Workers}
 	if p.Workers < 0 {
 		return fmt.Errorf("solve: workers %d, want >= 0", p.Workers)
 	}
@@ -85,7 +88,7 @@ func Solve(s beam.Scope, chunks beam.PCollection, params SolveParams) (rows, sta
 	}
 	grouped := beam.GroupByKey(s, chunks)
 	return beam.ParDo2(s, &solveFn{K: params.K, Mode: int(params.Mode), Seed: params.Seed, Beta: params.Beta,
-		Restarts: params.Restarts, Variant: int(params.Variant), Workers: params.Workers}, grouped)
+		Restarts: params.Restarts, Variant: int(params.Variant), Search: int(params.Search), Workers: params.Workers}, grouped)
 }
 
 // ChunkSeed is the solver seed of chunk c in a run with seed.
@@ -100,6 +103,7 @@ type solveFn struct {
 	Beta     int   `json:"beta"`
 	Restarts int   `json:"restarts"`
 	Variant  int   `json:"variant"`
+	Search   int   `json:"search"`
 	Workers  int   `json:"workers"`
 }
 
@@ -123,7 +127,8 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*S
 	}
 	start := time.Now()
 	res, err := solver.Solve(ctx, m, solver.Params{K: fn.K, Mode: verify.Mode(fn.Mode), Seed: ChunkSeed(fn.Seed, chunk),
-		Beta: fn.Beta, Restarts: fn.Restarts, Variant: solver.Variant(fn.Variant), Workers: fn.Workers})
+		Beta: fn.Beta, Restarts: fn.Restarts, Variant: solver.Variant(fn.Variant),
+		Search: solver.Search(fn.Search), Workers: fn.Workers})
 	if err != nil {
 		return fmt.Errorf("chunk %d (%d rows): %w", chunk, len(rows), err)
 	}

@@ -73,6 +73,7 @@ func TestCheckParams(t *testing.T) {
 		{"publish same", checkPublishParams(PublishParams{Staging: "a/o", Output: "a/./o", K: 2}), "both"},
 		{"solve ok", checkSolveParams(SolveParams{K: 4}), ""},
 		{"solve workers", checkSolveParams(SolveParams{K: 4, Workers: -1}), "workers -1"},
+		{"solve search", checkSolveParams(SolveParams{K: 4, Search: 9}), "invalid search 9"},
 	}
 	for _, c := range cases {
 		if c.want == "" {

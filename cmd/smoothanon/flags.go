@@ -47,6 +47,10 @@ func variantFlag(fs *flag.FlagSet) *solver.Variant {
 	return choiceFlag(fs, "variant", "improved", solver.ParseVariant, "improved (Alg2 + split + refine) or paper (Alg2 as in the paper)")
 }
 
+func searchFlag(fs *flag.FlagSet) *solver.Search {
+	return choiceFlag(fs, "search", "bounded", solver.ParseSearch, "neighbour search: bounded (at most a fixed number of index entries per query; the time per row stays flat on dense data, and is exact where the bound is not reached) or exact")
+}
+
 func dedupeFlag(fs *flag.FlagSet, usage string) *matrix.DedupePolicy {
 	return choiceFlag(fs, "dedupe", "refuse", matrix.ParseDedupePolicy, usage)
 }

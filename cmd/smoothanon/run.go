@@ -47,6 +47,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	chunkKey := chunkKeyFlag(fs)
 	iterations := fs.Int("spectral_iterations", transforms.DefaultSpectralIterations, "averaging rounds of --chunk_key=spectral")
 	variant := variantFlag(fs)
+	search := searchFlag(fs)
 	beta := fs.Int("beta", solver.DefaultBeta, "solver beta")
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "solver restarts per chunk")
 	workers := fs.Int("workers", 0, "solver goroutines per chunk (0 = GOMAXPROCS)")
@@ -59,7 +60,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return usageErr("--spectral_iterations=%d, want at least 1", *iterations)
 	}
 	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, K: *k, Mode: *mode,
-		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: *variant, Beta: *beta, Restarts: *restarts,
+		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: *variant, Search: *search, Beta: *beta, Restarts: *restarts,
 		Workers: *workers, Runner: *runners.Runner, Key: *chunkKey, SpectralIterations: *iterations}
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)

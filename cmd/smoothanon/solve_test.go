@@ -43,8 +43,9 @@ func TestSolveCommand(t *testing.T) {
 		for _, variant := range []string{"improved", "paper"} {
 			out := filepath.Join(dir, mode+variant+".parquet")
 			metrics := filepath.Join(dir, mode+variant+".json")
+			search := map[string]string{"improved": "bounded", "paper": "exact"}[variant]
 			code, _, stderr := runSolveCLI("--input", in, "--output", out, "--k", "5", "--mode", mode,
-				"--variant", variant, "--seed", "3", "--metrics_out", metrics)
+				"--variant", variant, "--search", search, "--seed", "3", "--metrics_out", metrics)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -68,7 +69,8 @@ func TestSolveCommand(t *testing.T) {
 			if err := protojson.Unmarshal(js, &r); err != nil {
 				t.Fatalf("metrics: %v", err)
 			}
-			if !r.Valid || r.Solve.GetVariant() != variant || r.Solve.GetSeed() != 3 || r.Solve.GetClusters() < 1 || r.Mode != mode {
+			if !r.Valid || r.Solve.GetVariant() != variant || r.Solve.GetSeed() != 3 || r.Solve.GetClusters() < 1 || r.Mode != mode ||
+				r.Solve.GetNeighbourSearch() == "" {
 				t.Errorf("metrics report wrong: %v", &r)
 			}
 			if r.Jaccard != rep.Jaccard {
@@ -110,6 +112,7 @@ func TestSolveErrors(t *testing.T) {
 		{[]string{"--input", in, "--output", out}, "--k = 0"},
 		{[]string{"--input", in, "--output", out, "--k", "2", "--mode", "median"}, `"median"`},
 		{[]string{"--input", in, "--output", out, "--k", "2", "--variant", "fast"}, `"fast"`},
+		{[]string{"--input", in, "--output", out, "--k", "2", "--search", "approx"}, `"approx"`},
 		{[]string{"--input", in, "--output", out, "--k", "2", "--beta", "0"}, "--beta = 0"},
 		{[]string{"--input", in, "--output", out, "--k", "2", "--restarts", "0"}, "--restarts = 0"},
 		{[]string{"--input", in, "--output", out, "--k", "2", "--dedupe", "merge"}, `"merge"`},
