@@ -46,28 +46,39 @@ func BenchmarkSBMSmooth(b *testing.B)      { benchSolve(b, "sbm", verify.Smooth,
 func BenchmarkDBLPSmooth(b *testing.B)     { benchSolve(b, "dblp", verify.Smooth, Improved) }
 
 // BenchmarkUserLists solves generated power-law user lists (mean degree
-// 10, 1e5 columns) of growing size and reports the time per row: it should
-// grow no faster than about log n.
+// 10, 1e5 columns) of growing size with each neighbour search and reports
+// the time per row (it should grow no faster than about log n) and the
+// Jaccard of the last release, so the cost of the bounded search is seen
+// next to its speed.
 //
-// Sizes above -userlists_max (default 1e5) are skipped: at 1e6 rows the
-// exact neighbour search currently takes far too long (see the report).
+// Sizes above -userlists_max (default 1e5) are skipped: 1e6 rows take
+// minutes (see make bench-scaling).
 func BenchmarkUserLists(b *testing.B) {
-	for _, n := range []int64{1e4, 1e5, 1e6} {
-		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
-			if n > *userListsMax {
-				b.Skipf("rows=%d above -userlists_max=%d", n, *userListsMax)
-			}
-			m, err := gen.UserListsMatrix(gen.UserListsParams{Rows: n, Columns: 1e5, MeanDegree: 10, Zipf: 1.1, Seed: 1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := Solve(context.Background(), m, Params{K: 8, Seed: int64(i)}); err != nil {
+	for _, se := range []Search{Bounded, Exact} {
+		for _, n := range []int64{1e4, 1e5, 1e6} {
+			b.Run(fmt.Sprintf("search=%v/rows=%d", se, n), func(b *testing.B) {
+				if n > *userListsMax {
+					b.Skipf("rows=%d above -userlists_max=%d", n, *userListsMax)
+				}
+				m, err := gen.UserListsMatrix(gen.UserListsParams{Rows: n, Columns: 1e5, MeanDegree: 10, Zipf: 1.1, Seed: 1})
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/row")
-		})
+				var res *Result
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if res, err = Solve(context.Background(), m, Params{K: 8, Seed: int64(i), Search: se}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/row")
+				rep, err := verify.Measure(m, res.Release)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(rep.Jaccard, "jaccard")
+			})
+		}
 	}
 }
