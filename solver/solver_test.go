@@ -108,6 +108,13 @@ func TestSearch(t *testing.T) {
 			t.Errorf("%v: release hash %s, want %s", se, got, want[se])
 		}
 	}
+	// A bounded search's result must not depend on the workers either.
+	for _, w := range []int{1, 3} {
+		res := solveChecked(t, m, Params{K: 8, Seed: 1, Workers: w})
+		if got := releaseHash(res.Release); got != want[Bounded] {
+			t.Errorf("bounded, %d workers: release hash %s, want %s", w, got, want[Bounded])
+		}
+	}
 	if d := jac[Bounded] - jac[Exact]; d < -0.01 {
 		t.Errorf("bounded jaccard %.4f is more than a point below exact %.4f", jac[Bounded], jac[Exact])
 	}

@@ -60,6 +60,19 @@ func TestKNearestBounded(t *testing.T) {
 					t.Fatal(err)
 				}
 				differ := checkBoundedGraph(t, name, m, got, want)
+				// What a bounded query finds depends on its hints; they
+				// must not depend on the number of workers.
+				if w == 2 {
+					for _, w2 := range []int{1, 3} {
+						again, _, err := KNearest(m, k, Options{Workers: w2, Strategy: Prefix, MaxScan: 3})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !slices.Equal(again.Idx, got.Idx) || !slices.Equal(again.Dist, got.Dist) {
+							t.Fatalf("%s: bounded graph with %d workers differs from 2 workers", name, w2)
+						}
+					}
+				}
 				if got.Exact != (st.Cut == 0) {
 					t.Fatalf("%s: Exact = %v with %d queries cut", name, got.Exact, st.Cut)
 				}

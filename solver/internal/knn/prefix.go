@@ -408,13 +408,18 @@ func searchPrefix(x *index, kOf func(int32) int, workers int, maxScan int64) *gr
 	}
 	// Queries run in an order that puts groups with the same frequent
 	// features next to each other; each query is hinted with the previous
-	// one of its worker and that one's neighbours, which tightens its bound
-	// from the start. Hints only change the work, never the result.
+	// one in the order and that one's neighbours, which tightens its bound
+	// from the start. Hints only change the work of an exact search, but
+	// they change what a bounded one finds, so the chain restarts every
+	// hintRun queries, at the same places whatever the number of workers.
 	order := hintOrder(x, P)
-	par.For(workers, ng, 64, func(w, lo, hi int) {
+	par.For(workers, ng, hintRun, func(w, lo, hi int) {
 		s := ss[w]
 		hint := make([]int32, 0, 64)
 		for i := lo; i < hi; i++ {
+			if i%hintRun == 0 {
+				hint = hint[:0]
+			}
 			u := order[i]
 			s.top.reset(kOf(u))
 			s.run(u, hint)
@@ -432,6 +437,9 @@ func searchPrefix(x *index, kOf func(int32) int, workers int, maxScan int64) *gr
 	}
 	return nb
 }
+
+// hintRun is the length of a chain of hinted queries (see searchPrefix).
+const hintRun = 64
 
 // hintOrder orders the groups by their feature lists read from the most
 // frequent feature down, compared lexicographically (then by group), so
