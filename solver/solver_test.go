@@ -444,6 +444,42 @@ func releaseHash(m *matrix.Matrix) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// TestTinyBounds runs the bounded search with bounds of one entry, so that
+// nearly every query is cut, on data taking each facility-set path (dense
+// lists: knn.Facilities; sparse rows: facSet, which must then ignore the
+// inexact neighbour graph): every release must still be valid and must not
+// depend on the input order or the workers.
+func TestTinyBounds(t *testing.T) {
+	defer func(n, f int) { neighbourMaxScan, facilityMaxScan = n, f }(neighbourMaxScan, facilityMaxScan)
+	neighbourMaxScan, facilityMaxScan = 1, 1
+	dense, err := gen.UserListsMatrix(gen.UserListsParams{Rows: 4000, Columns: 800, MeanDegree: 10, Zipf: 1.1, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		m    *matrix.Matrix
+	}{{"dense lists", dense}, {"sparse rows", randomMatrix(4, 600, 3000, 6)}} {
+		perm := rand.New(rand.NewPCG(5, 5)).Perm(c.m.NumRows())
+		shuffled := c.m.Permute(perm)
+		for _, md := range allModes {
+			for _, v := range allVariants {
+				p := Params{K: 4, Mode: md, Variant: v, Seed: 3, Workers: 1}
+				a := solveChecked(t, c.m, p)
+				info := a.Info.GetNeighbourSearch()
+				if !strings.HasPrefix(info, "bounded: knn prefix") || strings.Contains(info, " 0 of ") {
+					t.Fatalf("%s: the bound of one entry cut no query: %q", c.name, info)
+				}
+				p.Workers = 3
+				b := solveChecked(t, shuffled, p)
+				if releaseHash(a.Release) != releaseHash(b.Release) {
+					t.Fatalf("%s/%s/%s: bounded release depends on input order or workers", c.name, md, v)
+				}
+			}
+		}
+	}
+}
+
 // TestDeterministic: the release depends only on the rows as a set, the
 // seed and the params, not on the input order nor on Workers.
 func TestDeterministic(t *testing.T) {
@@ -715,15 +751,24 @@ func TestFmap(t *testing.T) {
 func TestFacilitySetsAgree(t *testing.T) {
 	for _, m := range []*matrix.Matrix{randomMatrix(7, 400, 30, 4), randomMatrix(8, 400, 600, 5)} {
 		for _, md := range allModes {
-			// Each set with and without the neighbour graph shortcut.
-			var got [4][][]int32
+			// Each set without the neighbour graph, with an exact one, and
+			// with an inexact one (a bounded search), which neither set
+			// may take for exact.
+			var got [6][][]int32
 			for i := range got {
 				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3, Search: Exact}), ctx: context.Background(), canon: m, pr: newProblem(m, nil), useKNNFacilities: i%2 == 1}
 				cost := s.pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), 2)
 				if i >= 2 {
-					g, _, err := knn.KNearest(m, s.p.K*s.p.Beta, knn.Options{Workers: 2})
+					opts := knn.Options{Workers: 2}
+					if i >= 4 {
+						opts.Strategy, opts.MaxScan = knn.Prefix, 1 // bitsets would stay exact
+					}
+					g, _, err := knn.KNearest(m, s.p.K*s.p.Beta, opts)
 					if err != nil {
 						t.Fatal(err)
+					}
+					if g.Exact != (i < 4) {
+						t.Fatalf("graph %d: exact = %v", i, g.Exact)
 					}
 					s.graph = g
 				}
@@ -735,7 +780,7 @@ func TestFacilitySetsAgree(t *testing.T) {
 			}
 			for i := 1; i < len(got); i++ {
 				if fmt.Sprint(got[0]) != fmt.Sprint(got[i]) {
-					t.Fatalf("%s: clustering %d (knn.Facilities %v, graph %v) differs from facSet", md, i, i%2 == 1, i >= 2)
+					t.Fatalf("%s: clustering %d (knn.Facilities %v, graph %v, bounded graph %v) differs from facSet", md, i, i%2 == 1, i >= 2, i >= 4)
 				}
 			}
 		}
