@@ -137,8 +137,11 @@ func (s *state) split(clusters [][]int32) [][]int32 {
 				continue
 			}
 			best := pr.costOf(c, s.p.Mode, sc.cnt, &sc.touched)
-			try := func(common bool) {
-				groups := sc.sp.partition(c, k, s.p.Mode, common)
+			commons := []bool{false}
+			if s.p.Mode == verify.NonSmooth {
+				commons = append(commons, true)
+			}
+			for _, groups := range sc.sp.partitions(c, k, s.p.Mode, commons...) {
 				var after int64
 				for _, g := range groups {
 					after += pr.costOf(g, s.p.Mode, sc.cnt, &sc.touched)
@@ -146,10 +149,6 @@ func (s *state) split(clusters [][]int32) [][]int32 {
 				if after < best {
 					best, parts[i] = after, groups
 				}
-			}
-			try(false)
-			if s.p.Mode == verify.NonSmooth {
-				try(true)
 			}
 		}
 		mu.Lock()
@@ -194,6 +193,13 @@ func newSplitter(pr *problem) *splitter {
 // users by Hamming distance are mostly users of low degree that share
 // nothing.
 func (sp *splitter) partition(members []int32, k int, mode verify.Mode, common bool) [][]int32 {
+	return sp.partitions(members, k, mode, common)[0]
+}
+
+// partitions is partition once for each value of commons, in that order;
+// the cuts share one setup (the members' local feature lists, and the
+// members ordered by distance from the centre and by degree).
+func (sp *splitter) partitions(members []int32, k int, mode verify.Mode, commons ...bool) [][][]int32 {
 	pr := sp.pr
 	n := len(members)
 	// Centre.
@@ -234,6 +240,23 @@ func (sp *splitter) partition(members []int32, k int, mode verify.Mode, common b
 	slices.SortStableFunc(seeds, func(a, b int32) int { return int(cdist[b] - cdist[a]) })
 	deg := func(i int32) int32 { return int32(len(pr.urow(members[i]))) }
 	slices.SortStableFunc(byDeg, func(a, b int32) int { return int(deg(a) - deg(b)) })
+	out := make([][][]int32, len(commons))
+	for i, common := range commons {
+		out[i] = sp.cut(members, k, common, seeds, byDeg)
+	}
+	for f := range hold {
+		sp.lpost[f] = sp.lpost[f][:0]
+	}
+	return out
+}
+
+// cut is one partition of members over partitions' setup (sp.lpost
+// filled, seeds by distance from the centre, farthest first, byDeg by
+// degree).
+func (sp *splitter) cut(members []int32, k int, common bool, seeds, byDeg []int32) [][]int32 {
+	pr := sp.pr
+	n := len(members)
+	deg := func(i int32) int32 { return int32(len(pr.urow(members[i]))) }
 	if cap(sp.cnt) < n {
 		sp.cnt = make([]int32, n)
 	}
@@ -300,11 +323,7 @@ func (sp *splitter) partition(members []int32, k int, mode verify.Mode, common b
 			last = append(last, members[i])
 		}
 	}
-	groups = append(groups, last)
-	for f := range hold {
-		sp.lpost[f] = sp.lpost[f][:0]
-	}
-	return groups
+	return append(groups, last)
 }
 
 // tooCommon reports whether feature f is held by so many of a cluster of
