@@ -149,9 +149,11 @@ type Params struct {
 	// Workers is the number of goroutines. Optional; default 0 =
 	// GOMAXPROCS. The result does not depend on it.
 	Workers int
-	// Progress, if set, is called with a stage name ("neighbours",
-	// "restarts", "close", "split", "refine") and its progress. Calls never
-	// overlap but may come from different goroutines. Optional.
+	// Progress, if set, is called with a stage name and its progress:
+	// "neighbours", "restarts", "close", then (Improved) "split (candidate
+	// i/3)" and "refine (candidate i/3)" for improve's candidates, which
+	// run at the same time, so their calls alternate. Calls never overlap
+	// but may come from different goroutines. Optional.
 	Progress func(stage string, done, total int)
 }
 

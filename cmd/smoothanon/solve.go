@@ -110,16 +110,21 @@ func isTerminal(w io.Writer) bool {
 }
 
 // progressPrinter returns a solver.Params.Progress that rewrites one status
-// line on w, at most every 200 ms per stage.
+// line on w at most every 200 ms, and whenever a stage completes. The limit
+// is not per stage: improve's candidates report under their own stage
+// names at the same time, and a per-stage limit would print every call.
 func progressPrinter(w io.Writer) func(stage string, done, total int) {
+	return newProgressPrinter(w, time.Now)
+}
+
+func newProgressPrinter(w io.Writer, now func() time.Time) func(stage string, done, total int) {
 	var last time.Time
-	lastStage := ""
 	return func(stage string, done, total int) {
-		now := time.Now()
-		if stage == lastStage && now.Sub(last) < 200*time.Millisecond && done < total {
+		t := now()
+		if t.Sub(last) < 200*time.Millisecond && done < total {
 			return
 		}
-		last, lastStage = now, stage
+		last = t
 		fmt.Fprintf(w, "\r\033[Ksolve: %s %d/%d", stage, done, total)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -128,5 +129,31 @@ func TestSolveErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a failed run wrote %s", out)
+	}
+}
+
+// TestProgressPrinter: one status line at most every 200 ms whatever the
+// stage (improve's candidates alternate their stage names), and every
+// completed stage shown.
+func TestProgressPrinter(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Unix(0, 0)
+	p := newProgressPrinter(&buf, func() time.Time { return clock })
+	step := func(ms int, stage string, done, total int) {
+		clock = clock.Add(time.Duration(ms) * time.Millisecond)
+		p(stage, done, total)
+	}
+	step(0, "refine (candidate 1/3)", 0, 12)   // printed: first call
+	step(50, "refine (candidate 3/3)", 0, 12)  // within 200 ms: not printed
+	step(50, "refine (candidate 1/3)", 1, 12)  // within 200 ms: not printed
+	step(50, "split (candidate 3/3)", 40, 40)  // completed: printed
+	step(250, "refine (candidate 3/3)", 1, 12) // after 200 ms: printed
+	var got []string
+	for _, l := range strings.Split(buf.String(), "\r\033[K")[1:] {
+		got = append(got, l)
+	}
+	want := []string{"solve: refine (candidate 1/3) 0/12", "solve: split (candidate 3/3) 40/40", "solve: refine (candidate 3/3) 1/12"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("status lines %q, want %q", got, want)
 	}
 }
