@@ -185,7 +185,7 @@ func newSplitter(pr *problem) *splitter {
 	return &splitter{pr: pr, lpost: make([][]int32, pr.nf), mark: make([]bool, pr.nf)}
 }
 
-// partition cuts members (≥ 2k users) into groups of k users and a last
+// partitions cuts members (≥ 2k users) into groups of k users and a last
 // group of k..2k−1: repeatedly the remaining user farthest from the
 // cluster's centre (under mode) takes k−1 remaining users: its k−1 nearest
 // (exact Hamming distance; ties by canonical order), or with common the
@@ -194,12 +194,7 @@ func newSplitter(pr *problem) *splitter {
 // the degrees minus size × |intersection|, and the degrees sum to the same
 // total whatever the groups, so only the intersections matter; nearest
 // users by Hamming distance are mostly users of low degree that share
-// nothing.
-func (sp *splitter) partition(members []int32, k int, mode verify.Mode, common bool) [][]int32 {
-	return sp.partitions(members, k, mode, common)[0]
-}
-
-// partitions is partition once for each value of commons, in that order;
+// nothing. partitions cuts once for each value of commons, in that order;
 // the cuts share one setup (the members' local feature lists, and the
 // members ordered by distance from the centre and by degree).
 func (sp *splitter) partitions(members []int32, k int, mode verify.Mode, commons ...bool) [][][]int32 {

@@ -320,7 +320,7 @@ func TestPartitionCommon(t *testing.T) {
 		members[i] = int32(i)
 	}
 	for _, common := range []bool{true, false} {
-		groups := newSplitter(pr).partition(members, k, verify.NonSmooth, common)
+		groups := newSplitter(pr).partitions(members, k, verify.NonSmooth, common)[0]
 		seen := 0
 		pure := 0
 		for i, g := range groups {
@@ -369,7 +369,7 @@ func TestPartitionCommonLongLists(t *testing.T) {
 	for i := range members {
 		members[i] = int32(i)
 	}
-	groups := newSplitter(pr).partition(members, k, verify.NonSmooth, true)
+	groups := newSplitter(pr).partitions(members, k, verify.NonSmooth, true)[0]
 	cnt := make([]int32, pr.nf)
 	var touched []int32
 	var cost int64

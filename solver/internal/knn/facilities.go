@@ -9,7 +9,8 @@ import (
 )
 
 // Facilities is a dynamic set of open facilities, each a row of the matrix,
-// answering exact nearest-open-facility queries for any row.
+// answering nearest-open-facility queries for any row (exact unless
+// Options.MaxScan bounds them).
 //
 // The read-only part (row groups, bitsets or degrees, and the optional
 // neighbour graph) is built once by NewFacilities and shared by Empty

@@ -10,7 +10,7 @@
 // KNearest lists the k nearest other rows of every row (the solver sums the
 // βk nearest distances into facility costs and uses the lists to split
 // clusters). Facilities is a dynamic set of open facility rows answering
-// exact nearest-open-facility queries, for Meyerson's online facility
+// nearest-open-facility queries, for Meyerson's online facility
 // location and for reassigning clients.
 //
 // Both first group identical rows (they are each other's distance-0

@@ -189,7 +189,6 @@ lists:
 			}
 			for j := range rn.e {
 				if s.scan == limit {
-					s.cut++
 					break lists
 				}
 				s.scan++

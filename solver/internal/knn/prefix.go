@@ -198,7 +198,7 @@ type searcher struct {
 	cand  int64    // exact distance evaluations
 	scan  int64    // posting entries looked at
 	// maxScan bounds the entries one query reads (0: no bound); cut
-	// counts the queries it stopped.
+	// counts the KNearest queries it stopped (Stats.Cut).
 	maxScan int64
 	cut     int64
 }
