@@ -79,6 +79,23 @@ func (m *fmap) del(f int32) {
 	}
 }
 
+// reset empties m and makes room for n entries without growing.
+func (m *fmap) reset(n int) {
+	size := 8
+	for size < 2*n {
+		size *= 2
+	}
+	if len(m.keys) != size {
+		m.keys = make([]int32, size)
+		m.vals = make([]int32, size)
+		m.mask = uint32(size - 1)
+	}
+	for i := range m.keys {
+		m.keys[i] = -1
+	}
+	m.n = 0
+}
+
 func (m *fmap) grow() {
 	old, oldV := m.keys, m.vals
 	size := max(8, 2*len(old))

@@ -618,10 +618,7 @@ func TestDeltas(t *testing.T) {
 				mem[i] = int32(perm[i])
 			}
 			u := int32(perm[size])
-			c := newCstat()
-			for _, x := range mem {
-				c.add(pr.urow(x))
-			}
+			c := newCstat(pr, mem)
 			// Churn: add and remove a user to exercise resize.
 			c.add(pr.urow(u))
 			c.remove(pr.urow(u))
@@ -636,6 +633,79 @@ func TestDeltas(t *testing.T) {
 				t.Fatalf("%s: deltaOut = %d, recount %d", md, got, out)
 			}
 		}
+	}
+}
+
+// TestDeltasChurn grows and shrinks clusters far beyond k one member at a
+// time, checking after every step the deltas against a recount and cstat's
+// heavy-feature table (hv) against its definition, so the table's rebuilds
+// on growth and on shrinking are both exercised.
+func TestDeltasChurn(t *testing.T) {
+	m := randomMatrix(7, 300, 10, 4) // few columns: many features held by about half
+	order := make([]int32, m.NumRows())
+	for i := range order {
+		order[i] = int32(i)
+	}
+	pr := newProblem(m, order)
+	cnt := make([]int32, pr.nf)
+	var touched []int32
+	r := rand.New(rand.NewPCG(3, 4))
+	rebuilds := 0
+	for _, md := range allModes {
+		for trial := 0; trial < 4; trial++ {
+			perm := r.Perm(pr.n)
+			var mem []int32
+			c := newCstat(pr, nil)
+			for step := 0; step < 400; step++ {
+				// Grow to about 120 members, then shrink to 1, then grow again.
+				grow := len(mem) == 0 || (step/120)%2 == 0 && len(mem) < len(perm)-1
+				if grow {
+					u := int32(perm[len(mem)])
+					mem = append(mem, u)
+					c.add(pr.urow(u))
+				} else {
+					c.remove(pr.urow(mem[len(mem)-1]))
+					mem = mem[:len(mem)-1]
+				}
+				lo, hi, _ := heavyBounds(c.s)
+				if c.hmin < lo || c.hmin > hi {
+					t.Fatalf("%s size %d: hmin %d outside [%d, %d]", md, c.s, c.hmin, lo, hi)
+				}
+				if c.hmin > 1 {
+					rebuilds++
+				}
+				heavy := 0
+				c.h.each(func(f, h int32) {
+					if h >= c.hmin {
+						heavy++
+						if c.hv.get(f) != h {
+							t.Fatalf("%s size %d: hv[%d] = %d, h = %d (hmin %d)", md, c.s, f, c.hv.get(f), h, c.hmin)
+						}
+					}
+				})
+				if c.hv.n != heavy {
+					t.Fatalf("%s size %d: hv holds %d features, %d have at least %d holders", md, c.s, c.hv.n, heavy, c.hmin)
+				}
+				if len(mem) == 0 {
+					continue
+				}
+				base := pr.costOf(mem, md, cnt, &touched)
+				u := int32(perm[len(mem)])
+				in := pr.costOf(append(slices.Clone(mem), u), md, cnt, &touched) - base
+				if got := c.deltaIn(pr.urow(u), md); got != in {
+					t.Fatalf("%s size %d: deltaIn = %d, recount %d", md, c.s, got, in)
+				}
+				x := r.IntN(len(mem))
+				rest := append(slices.Clone(mem[:x]), mem[x+1:]...)
+				out := pr.costOf(rest, md, cnt, &touched) - base
+				if got := c.deltaOut(pr.urow(mem[x]), md); got != out {
+					t.Fatalf("%s size %d: deltaOut = %d, recount %d", md, c.s, got, out)
+				}
+			}
+		}
+	}
+	if rebuilds == 0 {
+		t.Fatal("hv never had a threshold above 1")
 	}
 }
 
