@@ -667,6 +667,10 @@ const refineMaxList = 512
 // refineCandidates is the number of nearest centres tried per user.
 const refineCandidates = 6
 
+// notFound marks a point's nearest centres as not yet searched in a
+// refine pass (-1 pads a list shorter than refineCandidates).
+const notFound = -2
+
 // centreScratch is one worker's scratch space for nearest.
 type centreScratch struct {
 	cnt     []int32 // cluster -> features of the row in its list
@@ -730,15 +734,17 @@ func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 	nc := len(clusters)
 	cl := make([]int32, pr.n)
 	st := make([]cstat, nc)
-	for c, mem := range clusters {
-		st[c] = newCstat(pr, mem)
-		for _, u := range mem {
-			cl[u] = int32(c)
+	w := par.Workers(s.p.Workers)
+	par.For(w, nc, 256, func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			st[c] = newCstat(pr, clusters[c])
+			for _, u := range clusters[c] {
+				cl[u] = int32(c)
+			}
 		}
-	}
+	})
 	cpost := make([][]int32, pr.nf)
 	clen := make([]int32, nc)
-	w := par.Workers(s.p.Workers)
 	cscr := make([]*centreScratch, w)
 	cands := make([]int32, pr.np*refineCandidates)
 	var tried []int32
@@ -765,15 +771,29 @@ func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 			})
 		}
 		// The nearest centres of every point depend only on this pass's
-		// index, so they are found for all points first, in parallel.
-		par.For(w, pr.np, 1024, func(worker, lo, hi int) {
-			cs := cscr[worker]
-			if cs == nil {
-				cs = &centreScratch{cnt: make([]int32, nc)}
-				cscr[worker] = cs
+		// index, so they are found first, in parallel, for the points with
+		// a user that may leave its cluster (one of more than k users);
+		// the others (most points once clusters are split) are marked
+		// and, should a user of theirs become free to move during the
+		// pass, found then.
+		scratch := func(worker int) *centreScratch {
+			if cscr[worker] == nil {
+				cscr[worker] = &centreScratch{cnt: make([]int32, nc)}
 			}
+			return cscr[worker]
+		}
+		par.For(w, pr.np, 1024, func(worker, lo, hi int) {
+			cs := scratch(worker)
+		points:
 			for p := lo; p < hi; p++ {
-				cs.nearest(pr.row(int32(p)), cpost, clen, cands[p*refineCandidates:(p+1)*refineCandidates])
+				top := cands[p*refineCandidates : (p+1)*refineCandidates]
+				for _, u := range pr.users(int32(p)) {
+					if st[cl[u]].s > k {
+						cs.nearest(pr.row(int32(p)), cpost, clen, top)
+						continue points
+					}
+				}
+				top[0] = notFound
 			}
 		})
 		moves := 0
@@ -787,6 +807,9 @@ func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 				a := cl[u]
 				if st[a].s <= k {
 					continue
+				}
+				if top[0] == notFound {
+					scratch(0).nearest(row, cpost, clen, top)
 				}
 				out := st[a].deltaOut(row, mode)
 				best, bestD := int32(-1), int64(0)
