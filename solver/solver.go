@@ -146,8 +146,10 @@ type Params struct {
 	// Search selects bounded or exact neighbour searches. Optional;
 	// default Bounded.
 	Search Search
-	// Workers is the number of goroutines. Optional; default 0 =
-	// GOMAXPROCS. The result does not depend on it.
+	// Workers is the number of goroutines of the parallel loops; the
+	// candidates of the improvement step (see Params.Progress) run at
+	// the same time unless it is 1. Optional; default 0 = GOMAXPROCS.
+	// The result does not depend on it.
 	Workers int
 	// Progress, if set, is called with a stage name and its progress:
 	// "neighbours", "restarts", "close", then (Improved) "split (candidate
