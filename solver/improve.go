@@ -54,6 +54,7 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	}
 	out := make([][][]int32, len(cands))
 	errs := make([]error, len(cands))
+	costs := make([]int64, len(cands)) // computed by each candidate's goroutine
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, len(cands))
 	if par.Workers(s.p.Workers) == 1 {
@@ -66,6 +67,9 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			out[i], errs[i] = run(fmt.Sprintf(" (candidate %d/%d)", i+1, len(cands)))
+			if errs[i] == nil && out[i] != nil {
+				costs[i] = s.totalCost(out[i])
+			}
 		}()
 	}
 	wg.Wait()
@@ -81,8 +85,8 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 		if c == nil {
 			continue
 		}
-		if cost := s.totalCost(c); best == nil || cost < bestCost {
-			best, bestCost = c, cost
+		if best == nil || costs[i] < bestCost {
+			best, bestCost = c, costs[i]
 		}
 	}
 	return best, nil
