@@ -277,11 +277,30 @@ func (sp *splitter) cut(members []int32, k int, common bool, seeds, byDeg []int3
 		if common {
 			g = sp.commonPick(members, seed, k, removed, byDeg[bi:], g)
 		} else {
+			// The k−1 nearest by (distance, index), kept sorted: most
+			// candidates do not enter, and sorting them all took 2.3 of
+			// 47 CPU-s on 1e6 user lists.
+			cands = cands[:0]
+			offer := func(c cand) {
+				m := len(cands)
+				if m == k-1 && (m == 0 || c.d > cands[m-1].d || c.d == cands[m-1].d && c.i > cands[m-1].i) {
+					return
+				}
+				if m < k-1 {
+					cands = append(cands, c)
+				} else {
+					m--
+				}
+				for m > 0 && (cands[m-1].d > c.d || cands[m-1].d == c.d && cands[m-1].i > c.i) {
+					cands[m] = cands[m-1]
+					m--
+				}
+				cands[m] = c
+			}
 			ds := deg(seed)
 			touched = sp.countShared(pr.urow(members[seed]), n, removed, cnt, touched)
-			cands = cands[:0]
 			for _, j := range touched {
-				cands = append(cands, cand{ds + deg(j) - 2*cnt[j], j})
+				offer(cand{ds + deg(j) - 2*cnt[j], j})
 			}
 			// Nearest users sharing nothing: least degree.
 			got := 0
@@ -290,20 +309,14 @@ func (sp *splitter) cut(members []int32, k int, common bool, seeds, byDeg []int3
 				if removed[j] || cnt[j] > 0 {
 					continue
 				}
-				cands = append(cands, cand{ds + deg(j), j})
+				offer(cand{ds + deg(j), j})
 				got++
 			}
 			for _, j := range touched {
 				cnt[j] = 0
 			}
 			touched = touched[:0]
-			slices.SortFunc(cands, func(a, b cand) int {
-				if a.d != b.d {
-					return int(a.d - b.d)
-				}
-				return int(a.i - b.i)
-			})
-			for _, c := range cands[:k-1] {
+			for _, c := range cands {
 				removed[c.i] = true
 				g = append(g, members[c.i])
 			}
