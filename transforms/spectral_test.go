@@ -220,5 +220,3 @@ func TestCheckSignatureParams(t *testing.T) {
 		t.Error("ParseKey accepted lsh")
 	}
 }
-
-func TestMain(m *testing.M) { ptest.Main(m) }
