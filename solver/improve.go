@@ -54,25 +54,28 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	}
 	out := make([][][]int32, len(cands))
 	errs := make([]error, len(cands))
-	costs := make([]int64, len(cands)) // computed by each candidate's goroutine
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, len(cands))
+	costs := make([]int64, len(cands))
+	run := func(i int) {
+		out[i], errs[i] = cands[i](fmt.Sprintf(" (candidate %d/%d)", i+1, len(cands)))
+		if errs[i] == nil && out[i] != nil {
+			costs[i] = s.totalCost(out[i])
+		}
+	}
 	if par.Workers(s.p.Workers) == 1 {
-		sem = make(chan struct{}, 1)
+		for i := range cands {
+			run(i)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for i := range cands {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(i)
+			}()
+		}
+		wg.Wait()
 	}
-	for i, run := range cands {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out[i], errs[i] = run(fmt.Sprintf(" (candidate %d/%d)", i+1, len(cands)))
-			if errs[i] == nil && out[i] != nil {
-				costs[i] = s.totalCost(out[i])
-			}
-		}()
-	}
-	wg.Wait()
 	if err := s.ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -260,8 +263,7 @@ func (sp *splitter) cut(members []int32, k int, common bool, seeds, byDeg []int3
 	left := n
 	si, bi := 0, 0
 	var groups [][]int32
-	type cand struct{ d, i int32 }
-	var cands []cand
+	var cands []distID
 	var touched []int32
 	for left >= 2*k {
 		for removed[seeds[si]] {
@@ -281,26 +283,10 @@ func (sp *splitter) cut(members []int32, k int, common bool, seeds, byDeg []int3
 			// candidates do not enter, and sorting them all took 2.3 of
 			// 47 CPU-s on 1e6 user lists.
 			cands = cands[:0]
-			offer := func(c cand) {
-				m := len(cands)
-				if m == k-1 && (m == 0 || c.d > cands[m-1].d || c.d == cands[m-1].d && c.i > cands[m-1].i) {
-					return
-				}
-				if m < k-1 {
-					cands = append(cands, c)
-				} else {
-					m--
-				}
-				for m > 0 && (cands[m-1].d > c.d || cands[m-1].d == c.d && cands[m-1].i > c.i) {
-					cands[m] = cands[m-1]
-					m--
-				}
-				cands[m] = c
-			}
 			ds := deg(seed)
 			touched = sp.countShared(pr.urow(members[seed]), n, removed, cnt, touched)
 			for _, j := range touched {
-				offer(cand{ds + deg(j) - 2*cnt[j], j})
+				cands = offerTop(cands, k-1, distID{ds + deg(j) - 2*cnt[j], j})
 			}
 			// Nearest users sharing nothing: least degree.
 			got := 0
@@ -309,7 +295,7 @@ func (sp *splitter) cut(members []int32, k int, common bool, seeds, byDeg []int3
 				if removed[j] || cnt[j] > 0 {
 					continue
 				}
-				offer(cand{ds + deg(j), j})
+				cands = offerTop(cands, k-1, distID{ds + deg(j), j})
 				got++
 			}
 			for _, j := range touched {
@@ -685,10 +671,34 @@ const notFound = -2
 type centreScratch struct {
 	cnt     []int32 // cluster -> features of the row in its list
 	touched []int32
-	top     []centreCand
+	top     []distID
 }
 
-type centreCand struct{ d, c int32 }
+// distID is a candidate (a user, a cluster) at distance d, ordered by
+// (d, i).
+type distID struct{ d, i int32 }
+
+func (a distID) less(b distID) bool { return a.d < b.d || a.d == b.d && a.i < b.i }
+
+// offerTop adds x to top, the n smallest distinct candidates offered so
+// far in ascending order, and returns it.
+func offerTop(top []distID, n int, x distID) []distID {
+	m := len(top)
+	if m == n && (n == 0 || !x.less(top[m-1])) {
+		return top
+	}
+	if m < n {
+		top = append(top, x)
+	} else {
+		m--
+	}
+	for m > 0 && x.less(top[m-1]) {
+		top[m] = top[m-1]
+		m--
+	}
+	top[m] = x
+	return top
+}
 
 // nearest writes into out (-1 padded) the clusters whose centre, as
 // indexed by cpost (features a new member could keep) and clen (centre
@@ -708,28 +718,14 @@ func (cs *centreScratch) nearest(row []int32, cpost [][]int32, clen []int32, out
 			cnt[c]++
 		}
 	}
-	n := len(out)
 	for _, c := range touched {
-		d := dp + clen[c] - 2*cnt[c]
+		top = offerTop(top, len(out), distID{dp + clen[c] - 2*cnt[c], c})
 		cnt[c] = 0
-		if len(top) == n && (d > top[n-1].d || (d == top[n-1].d && c > top[n-1].c)) {
-			continue
-		}
-		i := len(top)
-		top = append(top, centreCand{d, c})
-		for i > 0 && (top[i-1].d > d || (top[i-1].d == d && top[i-1].c > c)) {
-			top[i] = top[i-1]
-			i--
-		}
-		top[i] = centreCand{d, c}
-		if len(top) > n {
-			top = top[:n]
-		}
 	}
 	for i := range out {
 		out[i] = -1
 		if i < len(top) {
-			out[i] = top[i].c
+			out[i] = top[i].i
 		}
 	}
 	cs.touched, cs.top = touched, top

@@ -908,3 +908,28 @@ func TestClusterNumbering(t *testing.T) {
 		t.Fatalf("%d cluster ids seen, Info.Clusters = %d", next, res.Info.Clusters)
 	}
 }
+
+// TestOfferTop compares offerTop with sorting everything offered, for
+// random offers (ties in distance included) and every n up to 7.
+func TestOfferTop(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for trial := 0; trial < 200; trial++ {
+		n := trial % 8
+		var all, top []distID
+		for _, i := range r.Perm(1 + r.IntN(40)) {
+			x := distID{int32(r.IntN(5)), int32(i)}
+			all = append(all, x)
+			top = offerTop(top, n, x)
+		}
+		slices.SortFunc(all, func(a, b distID) int {
+			if a.less(b) {
+				return -1
+			}
+			return 1
+		})
+		want := all[:min(n, len(all))]
+		if !slices.Equal(top, want) {
+			t.Fatalf("n = %d: offerTop kept %v, want %v", n, top, want)
+		}
+	}
+}
