@@ -148,14 +148,24 @@ func OpenFile(path string) (*File, error) {
 		f.Close()
 		return nil, &FileError{Path: path, Row: -1, Err: errors.New("is a directory")}
 	}
-	pf, err := openParquet(f, st.Size())
+	pfile, err := openReader(path, f, st.Size())
 	if err != nil {
 		f.Close()
+		return nil, err
+	}
+	pfile.f = f
+	return pfile, nil
+}
+
+// openReader is OpenFile on the size bytes of r, named path in errors;
+// the File's Close does nothing.
+func openReader(path string, r io.ReaderAt, size int64) (*File, error) {
+	pf, err := openParquet(r, size)
+	if err != nil {
 		return nil, &FileError{Path: path, Row: -1, Err: fmt.Errorf("not a readable Parquet file: %v", err)}
 	}
-	pfile := &File{Path: path, f: f, pf: pf}
+	pfile := &File{Path: path, pf: pf}
 	if err := pfile.checkSchema(); err != nil {
-		f.Close()
 		return nil, err
 	}
 	return pfile, nil
@@ -251,7 +261,12 @@ func columnNames(root *parquet.Column) string {
 }
 
 // Close closes the file.
-func (pf *File) Close() error { return pf.f.Close() }
+func (pf *File) Close() error {
+	if pf.f == nil {
+		return nil
+	}
+	return pf.f.Close()
+}
 
 // NumRows is the number of rows in the file.
 func (pf *File) NumRows() int64 { return pf.pf.NumRows() }
@@ -520,17 +535,28 @@ func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
 		if err != nil {
 			return nil, st, err
 		}
-		err = pf.ReadAll(func(u string, f []uint32) error {
-			m.Users = append(m.Users, u)
-			m.Features = append(m.Features, f...)
-			m.Offsets = append(m.Offsets, int64(len(m.Features)))
-			return nil
-		})
+		err = pf.appendTo(m)
 		pf.Close()
 		if err != nil {
 			return nil, st, err
 		}
 	}
+	return finishRead(spec, m, opts, st)
+}
+
+// appendTo appends every row of pf to m.
+func (pf *File) appendTo(m *Matrix) error {
+	return pf.ReadAll(func(u string, f []uint32) error {
+		m.Users = append(m.Users, u)
+		m.Features = append(m.Features, f...)
+		m.Offsets = append(m.Offsets, int64(len(m.Features)))
+		return nil
+	})
+}
+
+// finishRead applies ReadMatrix's checks and deduplication to the rows m
+// read from spec.
+func finishRead(spec string, m *Matrix, opts ReadOptions, st ReadStats) (*Matrix, ReadStats, error) {
 	if m.NumRows() == 0 && !opts.AllowEmpty {
 		return nil, st, fmt.Errorf("%s: empty input (no rows)", spec)
 	}
