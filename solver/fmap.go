@@ -96,15 +96,11 @@ func (m *fmap) reset(n int) {
 	m.n = 0
 }
 
+// grow doubles the table (at least 8 slots).
 func (m *fmap) grow() {
-	old, oldV := m.keys, m.vals
-	size := max(8, 2*len(old))
-	m.keys = make([]int32, size)
-	m.vals = make([]int32, size)
-	m.mask = uint32(size - 1)
-	for i := range m.keys {
-		m.keys[i] = -1
-	}
+	old, oldV, n := m.keys, m.vals, m.n
+	m.reset(len(old))
+	m.n = n
 	for i, k := range old {
 		if k != -1 {
 			j := fhash(k) & m.mask

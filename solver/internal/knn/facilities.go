@@ -334,8 +334,9 @@ func (f *Facilities) Nearest(row int32) (fac int32, dist int32, ok bool) {
 	if g := f.sh.nb; g != nil && g.K > 0 {
 		// In an exact graph every row nearer than the last listed
 		// distance is listed, so the best open one below it is the
-		// answer; else the best open one seeds the search. Lists ascend by distance (each distance
-		// by row, not by label: all of the best distance are read).
+		// answer; else the best open one seeds the search. Lists ascend
+		// by distance (each distance by row, not by label: all of the
+		// best distance are read).
 		idx, dist := g.Row(int(row))
 		for i, j := range idx {
 			if seed != ^uint64(0) && uint64(dist[i]) > seed>>32 {
