@@ -1,8 +1,11 @@
 package solver
 
 import (
+	"unsafe"
+
 	"github.com/smoothanon/smoothanon/solver/internal/knn"
 	"github.com/smoothanon/smoothanon/solver/internal/par"
+	"github.com/smoothanon/smoothanon/solver/internal/prefetch"
 )
 
 // knnFacilities runs a restart's facilities on knn.Facilities. Rows are
@@ -65,7 +68,22 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 		panic(err) // rank is a permutation: cannot happen
 	}
 	ru := &run{fs: kf, assign: make([]int32, pr.n), index: r}
-	for _, u := range order {
+	n := len(order)
+	for i, u := range order {
+		// Hint the memory of the queries ahead (see knn.Facilities.Ahead):
+		// on a million rows in random order every one of these loads
+		// missed the caches, and a restart took 30% less time with the
+		// hints (1.60 -> 1.14 s, two restarts at once; 1e5 rows: 80 ->
+		// 56 ms).
+		kf.f.Ahead(order, i)
+		if j := i + aheadUser; j < n {
+			prefetch.Line(unsafe.Pointer(&pr.userPoint[order[j]]))
+		}
+		if j := i + aheadPoint; j < n {
+			v := order[j]
+			prefetch.Line(unsafe.Pointer(&cost[pr.userPoint[v]]))
+			prefetch.Line(unsafe.Pointer(&ru.assign[v]))
+		}
 		p := pr.userPoint[u]
 		row, d, ok := kf.f.Nearest(u)
 		open := opens(rng, ok, d, cost[p])
@@ -85,3 +103,10 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 	}
 	return ru
 }
+
+// aheadUser and aheadPoint are how many users ahead a restart hints a
+// user's point and then (the point loaded) its cost and assignment.
+const (
+	aheadUser  = 24
+	aheadPoint = 12
+)

@@ -338,3 +338,52 @@ func TestAllRowsEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestAheadKeepsAnswers runs the same online loop (query, then open the row
+// every third step) on two empty copies, one hinting the queries ahead with
+// Ahead: every answer must agree, up to the end of the order, with and
+// without a neighbour graph and ranks, under both strategies.
+func TestAheadKeepsAnswers(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, c := range randCases {
+		if c.n == 0 {
+			continue
+		}
+		m := randMatrix(r, c.n, c.cols, c.deg, c.dup, c.skew)
+		g, _, err := KNearest(m, 4, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []Strategy{Bitset, Prefix} {
+			for _, withGraph := range []bool{false, true} {
+				base := NewFacilities(m, Options{Strategy: s})
+				if withGraph {
+					if err := base.UseNeighbours(g); err != nil {
+						t.Fatal(err)
+					}
+				}
+				order := r.Perm(c.n)
+				ord := make([]int32, len(order))
+				rank := make([]int32, len(order))
+				for i, u := range order {
+					ord[i], rank[u] = int32(u), int32(i)
+				}
+				ord = append(ord, ord[:c.n/2]...) // rows queried again
+				plain, _ := base.EmptyRanked(rank)
+				hinted, _ := base.EmptyRanked(rank)
+				for i, u := range ord {
+					hinted.Ahead(ord, i)
+					f1, d1, ok1 := plain.Nearest(u)
+					f2, d2, ok2 := hinted.Nearest(u)
+					if f1 != f2 || d1 != d2 || ok1 != ok2 {
+						t.Fatalf("%s/%v/graph %v: step %d: Nearest(%d) = %d,%d,%v with Ahead, %d,%d,%v without", c.name, s, withGraph, i, u, f2, d2, ok2, f1, d1, ok1)
+					}
+					if i%3 == 0 {
+						plain.Add(u)
+						hinted.Add(u)
+					}
+				}
+			}
+		}
+	}
+}
