@@ -170,6 +170,9 @@ func checkParams(m *matrix.Matrix, k int, opts Options) error {
 	if len(m.Users) > 1<<31-1 {
 		return fmt.Errorf("knn: %d rows exceed int32", len(m.Users))
 	}
+	if len(m.Features) > 1<<32-1 {
+		return fmt.Errorf("knn: %d matrix entries exceed uint32", len(m.Features))
+	}
 	if k < 0 {
 		return fmt.Errorf("knn: k = %d, want k >= 0", k)
 	}
