@@ -392,22 +392,36 @@ func (pr *problem) sumSmallest(hist []int64, hd *[]int32, need int64) float64 {
 }
 
 // centre returns the released row (input feature ids, sorted) of a cluster.
-func (pr *problem) centre(members []int32, mode verify.Mode) []uint32 {
-	cnt := make(map[int32]int32)
+func (pr *problem) centre(members []int32, mode verify.Mode, sc *centreScratchSpace) []uint32 {
+	cnt := sc.cnt
+	touched := sc.touched[:0]
 	for _, u := range members {
 		for _, f := range pr.urow(u) {
+			if cnt[f] == 0 {
+				touched = append(touched, f)
+			}
 			cnt[f]++
 		}
 	}
+	// Dense ids keep the order of the input ids (pr.orig ascends).
+	slices.Sort(touched)
 	s := int32(len(members))
 	var out []uint32
-	for f, h := range cnt {
-		if keep(h, s, mode) {
+	for _, f := range touched {
+		if keep(cnt[f], s, mode) {
 			out = append(out, pr.orig[f])
 		}
+		cnt[f] = 0
 	}
-	slices.Sort(out)
+	sc.touched = touched
 	return out
+}
+
+// centreScratchSpace is centre's scratch: cnt (length nf) is zero between
+// calls; touched is reused.
+type centreScratchSpace struct {
+	cnt     []int32
+	touched []int32
 }
 
 // keep says whether a feature held by h of s users is released.

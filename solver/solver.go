@@ -23,6 +23,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -248,31 +249,59 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 		rowOf[r] = int32(u)
 	}
 	// Number clusters by their first user in user-id order.
+	nAssign := int32(0)
+	for _, c := range s.assign {
+		nAssign = max(nAssign, c+1)
+	}
+	remap := make([]int32, nAssign) // run's cluster -> released cluster, -1 unseen
+	for i := range remap {
+		remap[i] = -1
+	}
 	nc := 0
-	remap := make(map[int32]int32)
 	canon := make([]int32, n)
 	for _, r := range byID {
 		u := rowOf[r]
 		c := s.assign[u]
-		id, ok := remap[c]
-		if !ok {
-			id = int32(nc)
-			remap[c] = id
+		if remap[c] < 0 {
+			remap[c] = int32(nc)
 			nc++
 		}
-		canon[u] = id
+		canon[u] = remap[c]
 	}
-	members := make([][]int32, nc)
-	for u := 0; u < n; u++ {
-		members[canon[u]] = append(members[canon[u]], int32(u))
+	// Members of every cluster, in canonical user order, in one array.
+	mOff := make([]int32, nc+1)
+	for _, c := range canon {
+		mOff[c+1]++
 	}
+	for c := 0; c < nc; c++ {
+		mOff[c+1] += mOff[c]
+	}
+	fill := slices.Clone(mOff[:nc])
+	mList := make([]int32, n)
+	for u, c := range canon {
+		mList[fill[c]] = int32(u)
+		fill[c]++
+	}
+	members := func(c int32) []int32 { return mList[mOff[c]:mOff[c+1]] }
 	centres := make([][]uint32, nc)
-	for c, mem := range members {
-		centres[c] = s.pr.centre(mem, p.Mode)
-	}
+	workers := par.Workers(p.Workers)
+	scratch := make([]centreScratchSpace, workers)
+	par.For(workers, nc, 1024, func(w, lo, hi int) {
+		sc := &scratch[w]
+		if sc.cnt == nil {
+			sc.cnt = make([]int32, s.pr.nf)
+		}
+		for c := lo; c < hi; c++ {
+			centres[c] = s.pr.centre(members(int32(c)), p.Mode, sc)
+		}
+	})
 
 	res := &Result{Cluster: make([]int32, n)}
-	rel := matrix.New(n, 0)
+	total := 0
+	for r := 0; r < n; r++ {
+		total += len(centres[canon[rowOf[r]]])
+	}
+	rel := matrix.New(n, total)
 	for r := 0; r < n; r++ {
 		c := canon[rowOf[r]]
 		res.Cluster[r] = c
@@ -283,8 +312,8 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 	res.Release = rel
 
 	sizes := make([]int64, nc)
-	for c, mem := range members {
-		sizes[c] = int64(len(mem))
+	for c := range sizes {
+		sizes[c] = int64(mOff[c+1] - mOff[c])
 	}
 	res.Info = &smoothanonpb.SolveInfo{
 		Variant:         p.Variant.String(),
