@@ -75,26 +75,64 @@ func fillPostings(P *postings, x *index) {
 		P.pOff[r+1] += P.pOff[r]
 	}
 	P.ent = make([]entry, entries)
-	pd := make([]int32, entries) // degree and position of each entry
-	pq := make([]int32, entries)
 	fill := append([]int64(nil), P.pOff[:x.ncols]...)
-	var bsig []uint64 // suffix signatures of one degree's groups
+	// Entries go to their lists by (degree, position, byDeg order), so
+	// each list fills in sub-block order; a sub-block starts where its
+	// list's (degree, position) changes. Those starts are recorded in
+	// fill order and sorted by list afterwards (stable: each list keeps
+	// its order), which writes far less at scattered places than keeping
+	// a degree and a position per entry.
+	last := make([]int64, x.ncols) // list -> degree<<32 | position of its last entry, -1 none
+	for r := range last {
+		last[r] = -1
+	}
+	type sbStart struct {
+		r, d, q int32
+		start   int64
+	}
+	var starts []sbStart
+	perList := make([]int64, x.ncols+1) // sub-blocks per list, then offsets
+	// Per degree, the block's features and suffix signatures are first
+	// copied position-major (element q of every group, in block order),
+	// so the passes over the positions read them in sequence instead of
+	// reading every group's features again at scattered places.
+	var (
+		feat []int32  // feat[q*n+i]: feature q of the block's i-th group
+		sig  []uint64 // sig[2(q*n+i)], sig[2(q*n+i)+1]: its suffix signatures
+		off  []uint32 // off[i]: where the i-th group's features start
+		suf  []uint64 // one group's suffix signatures
+	)
 	for d := int32(1); d <= maxDeg; d++ {
 		block := P.byDeg[start[d]:start[d+1]]
-		w := int(d + 1)
-		bsig = slices.Grow(bsig[:0], 2*w*len(block))[:2*w*len(block)]
+		n := len(block)
+		feat = slices.Grow(feat[:0], int(d)*n)[:int(d)*n]
+		sig = slices.Grow(sig[:0], 2*int(d)*n)[:2*int(d)*n]
+		off = slices.Grow(off[:0], n)[:n]
+		suf = slices.Grow(suf[:0], 2*int(d+1))[:2*int(d+1)]
 		for i, g := range block {
-			P.sufSigs(x.feats(g), bsig[2*w*i:2*w*(i+1)])
+			f := x.feats(g)
+			off[i] = uint32(x.gOff[g])
+			P.sufSigs(f, suf)
+			for q, r := range f {
+				j := q*n + i
+				feat[j] = r
+				sig[2*j], sig[2*j+1] = suf[2*q], suf[2*q+1]
+			}
 		}
 		for q := int32(0); q < d; q++ {
+			dq := int64(d)<<32 | int64(q)
+			base := int(q) * n
 			for i, g := range block {
-				e := x.gOff[g] + int64(q)
-				r := x.gFeat[e]
+				j := base + i
+				r := feat[j]
 				pos := fill[r]
 				fill[r]++
-				o := 2*w*i + 2*int(q)
-				P.ent[pos] = entry{g: g, off: uint32(x.gOff[g]), sig: bsig[o], lig: bsig[o+1]}
-				pd[pos], pq[pos] = d, q
+				P.ent[pos] = entry{g: g, off: off[i], sig: sig[2*j], lig: sig[2*j+1]}
+				if last[r] != dq {
+					last[r] = dq
+					starts = append(starts, sbStart{r: r, d: d, q: q, start: pos})
+					perList[r+1]++
+				}
 			}
 		}
 	}
@@ -102,15 +140,17 @@ func fillPostings(P *postings, x *index) {
 	// sentinel per list.
 	P.sbOff = make([]int64, x.ncols+1)
 	for r := 0; r < x.ncols; r++ {
-		lo, hi := P.pOff[r], P.pOff[r+1]
-		for j := lo; j < hi; j++ {
-			if j == lo || pd[j] != pd[j-1] || pq[j] != pq[j-1] {
-				P.sb = append(P.sb, subBlock{start: j, d: pd[j], q: pq[j]})
-			}
-		}
-		P.sb = append(P.sb, subBlock{start: hi, d: -1})
-		P.sbOff[r+1] = int64(len(P.sb))
-		list := P.sb[P.sbOff[r]:]
+		P.sbOff[r+1] = P.sbOff[r] + perList[r+1] + 1
+	}
+	P.sb = make([]subBlock, P.sbOff[x.ncols])
+	cur := slices.Clone(P.sbOff[:x.ncols])
+	for _, st := range starts {
+		P.sb[cur[st.r]] = subBlock{start: st.start, d: st.d, q: st.q}
+		cur[st.r]++
+	}
+	for r := 0; r < x.ncols; r++ {
+		list := P.sb[P.sbOff[r]:P.sbOff[r+1]]
+		list[len(list)-1] = subBlock{start: P.pOff[r+1], d: -1}
 		for i := len(list) - 2; i >= 0; i-- {
 			if list[i].d != list[i+1].d {
 				list[i].nextD = int32(i + 1)
