@@ -104,9 +104,12 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 	return ru
 }
 
-// aheadUser and aheadPoint are how many users ahead a restart hints a
-// user's point and then (the point loaded) its cost and assignment.
+// aheadUser, aheadPoint and aheadRow are how many users ahead a restart
+// (meyersonOnce, meyersonOnceKNN) hints a user's point, then (the point
+// loaded) the point's per-restart state, cost and offsets and the user's
+// assignment, then (the offsets loaded) the point's features.
 const (
 	aheadUser  = 24
 	aheadPoint = 12
+	aheadRow   = 4
 )
