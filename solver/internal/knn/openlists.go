@@ -20,10 +20,23 @@ type openLists struct {
 	suf  []uint64 // scratch: suffix signatures of the group being inserted
 }
 
-// openRun is the open groups of one degree and position in one list.
+// openRun is the open groups of one degree and position in one list: the
+// one of lowest label in first, the others in rest by label. A run is
+// never empty, and most hold one group (1e6 user lists: 84% of runs), so
+// keeping the first entry in the run itself saves a query a cache miss per
+// run it reads (the lists outgrow the near caches on large inputs).
 type openRun struct {
-	d, q int32
-	e    []openEntry
+	d, q  int32
+	first openEntry
+	rest  []openEntry
+}
+
+// entry is the run's j-th entry by label, 0 ≤ j ≤ len(rest).
+func (rn *openRun) entry(j int) *openEntry {
+	if j == 0 {
+		return &rn.first
+	}
+	return &rn.rest[j-1]
 }
 
 // openEntry is one open group in a list, with its label and the
@@ -47,17 +60,22 @@ func (o *openLists) insert(P *postings, F []int32, g, label int32) {
 		runs := o.lists[r]
 		i, found := slices.BinarySearchFunc(runs, [2]int32{d, int32(q)}, cmpRun)
 		if !found {
-			runs = slices.Insert(runs, i, openRun{d: d, q: int32(q)})
+			runs = slices.Insert(runs, i, openRun{d: d, q: int32(q), first: ent})
 			o.lists[r] = runs
 			o.some[r>>6] |= 1 << (uint(r) & 63)
-		}
-		e := runs[i].e
-		if n := len(e); n == 0 || e[n-1].label < label {
-			runs[i].e = append(e, ent) // the common case: labels arrive in order
 			continue
 		}
-		j, _ := slices.BinarySearchFunc(e, label, func(x openEntry, l int32) int { return int(x.label - l) })
-		runs[i].e = slices.Insert(e, j, ent)
+		rn := &runs[i]
+		switch n := len(rn.rest); {
+		case n == 0 && rn.first.label < label, n > 0 && rn.rest[n-1].label < label:
+			rn.rest = append(rn.rest, ent) // the common case: labels arrive in order
+		case label < rn.first.label:
+			rn.rest = slices.Insert(rn.rest, 0, rn.first)
+			rn.first = ent
+		default:
+			j, _ := slices.BinarySearchFunc(rn.rest, label, cmpLabel)
+			rn.rest = slices.Insert(rn.rest, j, ent)
+		}
 	}
 }
 
@@ -70,23 +88,32 @@ func (o *openLists) remove(F []int32, g, label int32) {
 		if !found {
 			panic("knn: open group missing from its list")
 		}
-		e := runs[i].e
-		j, found := slices.BinarySearchFunc(e, label, func(x openEntry, l int32) int { return int(x.label - l) })
-		if !found || e[j].g != g {
-			panic("knn: open group missing from its run")
-		}
-		e = slices.Delete(e, j, j+1)
-		if len(e) == 0 {
+		rn := &runs[i]
+		if rn.first.label == label {
+			if rn.first.g != g {
+				panic("knn: open group missing from its run")
+			}
+			if len(rn.rest) > 0 {
+				rn.first = rn.rest[0]
+				rn.rest = slices.Delete(rn.rest, 0, 1)
+				continue
+			}
 			runs = slices.Delete(runs, i, i+1)
 			o.lists[r] = runs
 			if len(runs) == 0 {
 				o.some[r>>6] &^= 1 << (uint(r) & 63)
 			}
-		} else {
-			runs[i].e = e
+			continue
 		}
+		j, found := slices.BinarySearchFunc(rn.rest, label, cmpLabel)
+		if !found || rn.rest[j].g != g {
+			panic("knn: open group missing from its run")
+		}
+		rn.rest = slices.Delete(rn.rest, j, j+1)
 	}
 }
+
+func cmpLabel(x openEntry, l int32) int { return int(x.label - l) }
 
 func cmpRun(r openRun, k [2]int32) int {
 	if r.d != k[0] {
@@ -187,12 +214,12 @@ lists:
 				}
 				continue // later positions of this degree fail too
 			}
-			for j := range rn.e {
+			for j := 0; j <= len(rn.rest); j++ {
 				if s.scan == limit {
 					break lists
 				}
 				s.scan++
-				e := &rn.e[j]
+				e := rn.entry(j)
 				if tiesOnly && int64(e.label) > L {
 					break
 				}
