@@ -54,7 +54,10 @@
 // follow the open facilities, not all rows. Given the KNearest graph
 // (UseNeighbours), a query whose neighbour list holds an open facility
 // closer than the list's last distance is answered from the list alone
-// (only when the graph is exact, Graph.Exact).
+// (only when the graph is exact, Graph.Exact). A caller querying rows in
+// a known order (Meyerson's random one) calls Facilities.Ahead before each
+// query, so the first cache lines of the queries a few rows ahead are
+// loading while this one runs.
 //
 // Bounded search (Options.MaxScan > 0): on power-law data the lists of the
 // popular features grow with the rows, and so does the exact work per

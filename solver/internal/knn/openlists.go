@@ -10,8 +10,9 @@ import (
 // equal (degree, position of the feature in the group) sorted by (degree,
 // position), each run sorted by label (the lowest label of the group's open rows,
 // the tie-break key). It holds only open groups, so a query reads compact
-// lists whose length grows with the open facilities, not with the rows,
-// and which stay in cache.
+// lists whose length grows with the open facilities, not with the rows
+// (about 13 MB at the end of a restart on 1e6 user lists: in L3, no longer
+// in L2 as at 1e5).
 type openLists struct {
 	lists [][]openRun // feature rank -> runs
 	// some has bit r set when list r is not empty: a query skips the
