@@ -71,6 +71,7 @@ package knn
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -173,7 +174,7 @@ func checkParams(m *matrix.Matrix, k int, opts Options) error {
 	if len(m.Users) > 1<<31-1 {
 		return fmt.Errorf("knn: %d rows exceed int32", len(m.Users))
 	}
-	if len(m.Features) > 1<<32-1 {
+	if int64(len(m.Features)) > math.MaxUint32 {
 		return fmt.Errorf("knn: %d matrix entries exceed uint32", len(m.Features))
 	}
 	if k < 0 {
