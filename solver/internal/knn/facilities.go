@@ -410,11 +410,11 @@ var aheadLead = [...]int{24, 12, 4}
 // first, for rows order[j] a few positions after i ≥ 0: the row's group
 // and neighbour list, then the group's counts and feature offsets and the
 // neighbours' open flags, then the group's features and the ranks of the
-// open neighbours. A loop that queries
-// order[i] for i = 0, 1, … and calls Ahead(order, i) before each query
-// overlaps these loads, which otherwise miss the caches one after the other
-// when the rows are far more than the caches hold and the order is random
-// (Meyerson's restarts). It changes no result.
+// open neighbours. A loop that queries order[i] for i = 0, 1, … and calls
+// Ahead(order, i) before each query overlaps these loads, which otherwise
+// miss the caches one after the other when the rows are far more than the
+// caches hold and the order is random (Meyerson's restarts). It changes no
+// result; rows in order must be valid, as for Nearest.
 func (f *Facilities) Ahead(order []int32, i int) {
 	x, nb := f.sh.x, f.sh.nb
 	if nb != nil && nb.K == 0 {
