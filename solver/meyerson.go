@@ -463,18 +463,11 @@ func (s *state) meyersonOnce(cost []float64, r int) *run {
 		// Hint the memory of the users ahead, in dependent stages as in
 		// meyersonOnceKNN: dblp's restarts took 25% less time with the
 		// hints (1.21-1.32 -> 0.89-1.01 s, three alternating runs).
-		if j := i + aheadUser; j < len(order) {
-			prefetch.Line(unsafe.Pointer(&pr.userPoint[order[j]]))
-		}
-		if j := i + aheadPoint; j < len(order) {
-			v := order[j]
-			q := pr.userPoint[v]
+		if q := hintAhead(pr, order, i, cost, ru.assign); q >= 0 {
 			prefetch.Line(unsafe.Pointer(&upto[q]))
 			prefetch.Line(unsafe.Pointer(&cf[q]))
 			prefetch.Line(unsafe.Pointer(&cd[q]))
-			prefetch.Line(unsafe.Pointer(&cost[q]))
 			prefetch.Line(unsafe.Pointer(&pr.off[q]))
-			prefetch.Line(unsafe.Pointer(&ru.assign[v]))
 		}
 		if j := i + aheadRow; j < len(order) {
 			q := pr.userPoint[order[j]]

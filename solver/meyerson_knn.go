@@ -68,7 +68,6 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 		panic(err) // rank is a permutation: cannot happen
 	}
 	ru := &run{fs: kf, assign: make([]int32, pr.n), index: r}
-	n := len(order)
 	for i, u := range order {
 		// Hint the memory of the queries ahead (see knn.Facilities.Ahead):
 		// on a million rows in random order every one of these loads
@@ -76,14 +75,7 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 		// hints (1.60 -> 1.14 s, two restarts at once; 1e5 rows: 80 ->
 		// 56 ms).
 		kf.f.Ahead(order, i)
-		if j := i + aheadUser; j < n {
-			prefetch.Line(unsafe.Pointer(&pr.userPoint[order[j]]))
-		}
-		if j := i + aheadPoint; j < n {
-			v := order[j]
-			prefetch.Line(unsafe.Pointer(&cost[pr.userPoint[v]]))
-			prefetch.Line(unsafe.Pointer(&ru.assign[v]))
-		}
+		hintAhead(pr, order, i, cost, ru.assign)
 		p := pr.userPoint[u]
 		row, d, ok := kf.f.Nearest(u)
 		open := opens(rng, ok, d, cost[p])
@@ -113,3 +105,23 @@ const (
 	aheadPoint = 12
 	aheadRow   = 4
 )
+
+// hintAhead hints what both restarts read of the users ahead of position
+// i of order: the point of the user aheadUser on, then the cost and the
+// assignment of the one aheadPoint on. It returns that one's point (its
+// line loaded by now) for the caller's own per-point state, or -1 past the
+// end.
+func hintAhead(pr *problem, order []int32, i int, cost []float64, assign []int32) int32 {
+	if j := i + aheadUser; j < len(order) {
+		prefetch.Line(unsafe.Pointer(&pr.userPoint[order[j]]))
+	}
+	j := i + aheadPoint
+	if j >= len(order) {
+		return -1
+	}
+	v := order[j]
+	q := pr.userPoint[v]
+	prefetch.Line(unsafe.Pointer(&cost[q]))
+	prefetch.Line(unsafe.Pointer(&assign[v]))
+	return q
+}

@@ -391,37 +391,30 @@ func (pr *problem) sumSmallest(hist []int64, hd *[]int32, need int64) float64 {
 	return sum
 }
 
-// centre returns the released row (input feature ids, sorted) of a cluster.
-func (pr *problem) centre(members []int32, mode verify.Mode, sc *centreScratchSpace) []uint32 {
-	cnt := sc.cnt
-	touched := sc.touched[:0]
+// centre returns the released row (input feature ids, sorted) of a
+// cluster. cnt is zeroed scratch of length nf and touched scratch (as for
+// costOf); cnt is left zeroed.
+func (pr *problem) centre(members []int32, mode verify.Mode, cnt []int32, touched *[]int32) []uint32 {
 	for _, u := range members {
 		for _, f := range pr.urow(u) {
 			if cnt[f] == 0 {
-				touched = append(touched, f)
+				*touched = append(*touched, f)
 			}
 			cnt[f]++
 		}
 	}
 	// Dense ids keep the order of the input ids (pr.orig ascends).
-	slices.Sort(touched)
+	slices.Sort(*touched)
 	s := int32(len(members))
 	var out []uint32
-	for _, f := range touched {
+	for _, f := range *touched {
 		if keep(cnt[f], s, mode) {
 			out = append(out, pr.orig[f])
 		}
 		cnt[f] = 0
 	}
-	sc.touched = touched
+	*touched = (*touched)[:0]
 	return out
-}
-
-// centreScratchSpace is centre's scratch: cnt (length nf) is zero between
-// calls; touched is reused.
-type centreScratchSpace struct {
-	cnt     []int32
-	touched []int32
 }
 
 // keep says whether a feature held by h of s users is released.

@@ -285,14 +285,15 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 	members := func(c int32) []int32 { return mList[mOff[c]:mOff[c+1]] }
 	centres := make([][]uint32, nc)
 	workers := par.Workers(p.Workers)
-	scratch := make([]centreScratchSpace, workers)
+	type counts struct{ cnt, touched []int32 } // centre's scratch
+	scratch := make([]counts, workers)
 	par.For(workers, nc, 1024, func(w, lo, hi int) {
 		sc := &scratch[w]
 		if sc.cnt == nil {
 			sc.cnt = make([]int32, s.pr.nf)
 		}
 		for c := lo; c < hi; c++ {
-			centres[c] = s.pr.centre(members(int32(c)), p.Mode, sc)
+			centres[c] = s.pr.centre(members(int32(c)), p.Mode, sc.cnt, &sc.touched)
 		}
 	})
 
