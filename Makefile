@@ -61,7 +61,7 @@ bench:
 # Solver time per row on generated user lists of 1e4, 1e5 and 1e6 rows.
 bench-scaling:
 	@mkdir -p out
-	$(GO) test ./solver -run '^$$' -bench 'UserLists' -benchtime 1x -count 3 -timeout 60m -userlists_max 1000000 | tee out/bench-scaling.txt
+	$(GO) test ./solver -run '^$$' -bench 'UserLists' -benchtime 1x -count 5 -timeout 60m -userlists_max 1000000 | tee out/bench-scaling.txt
 	$(GO) run $(BENCHSTAT) out/bench-scaling.txt
 
 # The pipeline on dblp (prism; compared with the whole-data solve) and on 1e6
