@@ -25,33 +25,8 @@ const localityKeyRanks = 4
 // on the rows' contents and user ids, never on the input row order, so
 // releases stay independent of it.
 func localityOrder(m *matrix.Matrix, rows []int32, workers int) []int32 {
-	// Frequency rank of every feature: dense when the ids are small, else
-	// through a sorted list of the distinct ids.
-	var maxF uint32
-	for _, f := range m.Features {
-		maxF = max(maxF, f)
-	}
-	var ids []uint32 // distinct feature ids
-	var idx func(f uint32) int
-	if int64(maxF) < 4*int64(len(m.Features))+(1<<16) {
-		seen := make([]bool, int64(maxF)+1)
-		for _, f := range m.Features {
-			seen[f] = true
-		}
-		dense := make([]int32, len(seen))
-		for f, ok := range seen {
-			if ok {
-				dense[f] = int32(len(ids))
-				ids = append(ids, uint32(f))
-			}
-		}
-		idx = func(f uint32) int { return int(dense[f]) }
-	} else {
-		ids = slices.Clone(m.Features)
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		idx = func(f uint32) int { i, _ := slices.BinarySearch(ids, f); return i }
-	}
+	// Frequency rank of every feature, through its dense index.
+	ids, idx := denseFeatures(m.Features)
 	freq := make([]int64, len(ids))
 	for _, f := range m.Features {
 		freq[idx(f)]++
@@ -111,4 +86,33 @@ func localityOrder(m *matrix.Matrix, rows []int32, workers int) []int32 {
 		out[i] = rows[k.pos]
 	}
 	return out
+}
+
+// denseFeatures returns the distinct feature ids of features, ascending,
+// and the function mapping an id to its index there (only for ids that
+// occur): an array lookup when the largest id is small against the number
+// of entries, else a binary search.
+func denseFeatures(features []uint32) (ids []uint32, idx func(f uint32) int) {
+	var maxF uint32
+	for _, f := range features {
+		maxF = max(maxF, f)
+	}
+	if int64(maxF) < 4*int64(len(features))+(1<<16) {
+		seen := make([]bool, int64(maxF)+1)
+		for _, f := range features {
+			seen[f] = true
+		}
+		dense := make([]int32, len(seen))
+		for f, ok := range seen {
+			if ok {
+				dense[f] = int32(len(ids))
+				ids = append(ids, uint32(f))
+			}
+		}
+		return ids, func(f uint32) int { return int(dense[f]) }
+	}
+	ids = slices.Clone(features)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	return ids, func(f uint32) int { i, _ := slices.BinarySearch(ids, f); return i }
 }

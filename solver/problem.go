@@ -133,9 +133,8 @@ func newProblem(m *matrix.Matrix, order []int32) *problem {
 	}
 	n := len(order)
 	pr := &problem{n: n, userPoint: make([]int32, n)}
-	pr.orig = slices.Clone(m.Features)
-	slices.Sort(pr.orig)
-	pr.orig = slices.Compact(pr.orig)
+	var dense func(uint32) int
+	pr.orig, dense = denseFeatures(m.Features)
 	pr.nf = len(pr.orig)
 
 	index := make(map[string]int32)
@@ -152,8 +151,7 @@ func newProblem(m *matrix.Matrix, order []int32) *problem {
 			index[key] = p
 			pr.w = append(pr.w, 0)
 			for _, f := range row {
-				d, _ := slices.BinarySearch(pr.orig, f)
-				pr.feat = append(pr.feat, int32(d))
+				pr.feat = append(pr.feat, int32(dense(f)))
 			}
 			pr.off = append(pr.off, int32(len(pr.feat)))
 			pr.maxDeg = max(pr.maxDeg, int32(len(row)))
@@ -198,11 +196,20 @@ func newProblem(m *matrix.Matrix, order []int32) *problem {
 			}
 		}
 	}
-	pr.byDeg = make([]int32, pr.np)
-	for p := range pr.byDeg {
-		pr.byDeg[p] = int32(p)
+	// byDeg: points by (degree, index), a counting sort.
+	degStart := make([]int32, pr.maxDeg+2)
+	for p := int32(0); p < int32(pr.np); p++ {
+		degStart[pr.deg(p)+1]++
 	}
-	slices.SortStableFunc(pr.byDeg, func(a, b int32) int { return int(pr.deg(a) - pr.deg(b)) })
+	for d := 0; d <= int(pr.maxDeg); d++ {
+		degStart[d+1] += degStart[d]
+	}
+	pr.byDeg = make([]int32, pr.np)
+	for p := int32(0); p < int32(pr.np); p++ {
+		d := pr.deg(p)
+		pr.byDeg[degStart[d]] = p
+		degStart[d]++
+	}
 	return pr
 }
 
