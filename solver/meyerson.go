@@ -582,7 +582,7 @@ func (s *state) closeSmall(ru *run) [][]int32 {
 	var out [][]int32
 	for g := 0; g < F; g++ {
 		if !fs.isClosed(int32(g)) && len(members[g]) > 0 {
-			sort.Slice(members[g], func(a, b int) bool { return members[g][a] < members[g][b] })
+			slices.Sort(members[g])
 			out = append(out, members[g])
 		}
 	}
