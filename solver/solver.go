@@ -244,6 +244,27 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 		return nil, err
 	}
 
+	res, sizes := s.release(m, byID, order)
+	res.Info = &smoothanonpb.SolveInfo{
+		Variant:         p.Variant.String(),
+		Seed:            p.Seed,
+		Beta:            int32(p.Beta),
+		Restarts:        int32(p.Restarts),
+		Clusters:        int64(len(sizes)),
+		ClusterSize:     verify.Summarize(sizes),
+		FacilityCost:    s.facilityCost,
+		Seconds:         time.Since(start).Seconds(),
+		NeighbourSearch: s.search,
+	}
+	return res, nil
+}
+
+// release builds the result of a finished run: clusters numbered by their
+// first user in user-id order (byID lists m's rows so), every input row
+// given its cluster's centre (order maps canonical users to m's rows), and
+// the cluster sizes.
+func (s *state) release(m *matrix.Matrix, byID, order []int32) (*Result, []int64) {
+	p, n := s.p, len(order)
 	rowOf := make([]int32, n) // input row -> canonical user
 	for u, r := range order {
 		rowOf[r] = int32(u)
@@ -311,23 +332,11 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 		rel.Offsets = append(rel.Offsets, int64(len(rel.Features)))
 	}
 	res.Release = rel
-
 	sizes := make([]int64, nc)
 	for c := range sizes {
 		sizes[c] = int64(mOff[c+1] - mOff[c])
 	}
-	res.Info = &smoothanonpb.SolveInfo{
-		Variant:         p.Variant.String(),
-		Seed:            p.Seed,
-		Beta:            int32(p.Beta),
-		Restarts:        int32(p.Restarts),
-		Clusters:        int64(nc),
-		ClusterSize:     verify.Summarize(sizes),
-		FacilityCost:    s.facilityCost,
-		Seconds:         time.Since(start).Seconds(),
-		NeighbourSearch: s.search,
-	}
-	return res, nil
+	return res, sizes
 }
 
 // maxScan is the knn.Options.MaxScan of a search with the given bound:
