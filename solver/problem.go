@@ -122,16 +122,9 @@ func (pr *problem) users(p int32) []int32 {
 // urow is the dense row of canonical user u.
 func (pr *problem) urow(u int32) []int32 { return pr.row(pr.userPoint[u]) }
 
-// newProblem prepares m with its rows in the given order (nil: as they
-// are).
-func newProblem(m *matrix.Matrix, order []int32) *problem {
-	if order == nil {
-		order = make([]int32, m.NumRows())
-		for i := range order {
-			order[i] = int32(i)
-		}
-	}
-	n := len(order)
+// newProblem prepares m, its rows in order (user u is row u).
+func newProblem(m *matrix.Matrix) *problem {
+	n := m.NumRows()
 	pr := &problem{n: n, userPoint: make([]int32, n)}
 	var dense func(uint32) int
 	pr.orig, dense = denseFeatures(m.Features)
@@ -139,8 +132,8 @@ func newProblem(m *matrix.Matrix, order []int32) *problem {
 
 	index := make(map[string]int32)
 	pr.off = append(pr.off, 0)
-	for u, r := range order {
-		row := m.Row(int(r))
+	for u := range n {
+		row := m.Row(u)
 		var key string
 		if len(row) > 0 {
 			key = unsafe.String((*byte)(unsafe.Pointer(&row[0])), 4*len(row))

@@ -239,7 +239,7 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 		perm[i] = int(r)
 	}
 	s.canon = m.Permute(perm)
-	s.pr = newProblem(s.canon, nil)
+	s.pr = newProblem(s.canon)
 	if err := s.run(); err != nil {
 		return nil, err
 	}

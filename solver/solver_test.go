@@ -314,7 +314,7 @@ func TestNonSmoothGroupsShareFeatures(t *testing.T) {
 func TestPartitionCommon(t *testing.T) {
 	const hubs, k = 5, 4
 	m := hubsAndSingles(hubs, k)
-	pr := newProblem(m, nil)
+	pr := newProblem(m)
 	members := make([]int32, pr.n)
 	for i := range members {
 		members[i] = int32(i)
@@ -364,7 +364,7 @@ func TestPartitionCommonLongLists(t *testing.T) {
 		}
 		m.Append(fmt.Sprintf("u%04d", i), f)
 	}
-	pr := newProblem(m, nil)
+	pr := newProblem(m)
 	members := make([]int32, pr.n)
 	for i := range members {
 		members[i] = int32(i)
@@ -601,11 +601,7 @@ func changed(a, b *matrix.Matrix) int {
 // recount, for random clusters and users.
 func TestDeltas(t *testing.T) {
 	m := randomMatrix(5, 200, 12, 4)
-	order := make([]int32, m.NumRows())
-	for i := range order {
-		order[i] = int32(i)
-	}
-	pr := newProblem(m, order)
+	pr := newProblem(m)
 	cnt := make([]int32, pr.nf)
 	var touched []int32
 	r := rand.New(rand.NewPCG(1, 2))
@@ -642,11 +638,7 @@ func TestDeltas(t *testing.T) {
 // on growth and on shrinking are both exercised.
 func TestDeltasChurn(t *testing.T) {
 	m := randomMatrix(7, 300, 10, 4) // few columns: many features held by about half
-	order := make([]int32, m.NumRows())
-	for i := range order {
-		order[i] = int32(i)
-	}
-	pr := newProblem(m, order)
+	pr := newProblem(m)
 	cnt := make([]int32, pr.nf)
 	var touched []int32
 	r := rand.New(rand.NewPCG(3, 4))
@@ -722,11 +714,7 @@ func testFacilityCosts(t *testing.T, cols int) {
 	for i := 0; i < 20; i++ {
 		m.Append(fmt.Sprintf("dup%02d", i), m.Row(i%4))
 	}
-	order := make([]int32, m.NumRows())
-	for i := range order {
-		order[i] = int32(i)
-	}
-	pr := newProblem(m, order)
+	pr := newProblem(m)
 	if (pr.bits != nil) != (pr.nf <= denseColumns) {
 		t.Fatalf("%d columns: bitsets %v", pr.nf, pr.bits != nil)
 	}
@@ -826,7 +814,7 @@ func TestFacilitySetsAgree(t *testing.T) {
 			// may take for exact.
 			var got [6][][]int32
 			for i := range got {
-				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3, Search: Exact}), ctx: context.Background(), canon: m, pr: newProblem(m, nil), useKNNFacilities: i%2 == 1}
+				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3, Search: Exact}), ctx: context.Background(), canon: m, pr: newProblem(m), useKNNFacilities: i%2 == 1}
 				cost := s.pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), 2)
 				if i >= 2 {
 					opts := knn.Options{Workers: 2}
