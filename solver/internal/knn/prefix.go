@@ -91,7 +91,7 @@ func fillPostings(P *postings, x *index) {
 		start   int64
 	}
 	var starts []sbStart
-	perList := make([]int64, x.ncols+1) // sub-blocks per list, then offsets
+	perList := make([]int64, x.ncols) // sub-blocks per list
 	// Per degree, the block's features and suffix signatures are first
 	// copied position-major (element q of every group, in block order),
 	// so the passes over the positions read them in sequence instead of
@@ -131,7 +131,7 @@ func fillPostings(P *postings, x *index) {
 				if last[r] != dq {
 					last[r] = dq
 					starts = append(starts, sbStart{r: r, d: d, q: q, start: pos})
-					perList[r+1]++
+					perList[r]++
 				}
 			}
 		}
@@ -140,7 +140,7 @@ func fillPostings(P *postings, x *index) {
 	// sentinel per list.
 	P.sbOff = make([]int64, x.ncols+1)
 	for r := 0; r < x.ncols; r++ {
-		P.sbOff[r+1] = P.sbOff[r] + perList[r+1] + 1
+		P.sbOff[r+1] = P.sbOff[r] + perList[r] + 1
 	}
 	P.sb = make([]subBlock, P.sbOff[x.ncols])
 	cur := slices.Clone(P.sbOff[:x.ncols])
