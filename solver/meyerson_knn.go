@@ -100,10 +100,11 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 // (meyersonOnce, meyersonOnceKNN) hints a user's point, then (the point
 // loaded) the point's per-restart state, cost and offsets and the user's
 // assignment, then (the offsets loaded) the point's features.
+// They are knn.Facilities.Ahead's leads, so both hint in step.
 const (
-	aheadUser  = 24
-	aheadPoint = 12
-	aheadRow   = 4
+	aheadUser  = knn.AheadLead0
+	aheadPoint = knn.AheadLead1
+	aheadRow   = knn.AheadLead2
 )
 
 // hintAhead hints what both restarts read of the users ahead of position

@@ -399,12 +399,17 @@ func (f *Facilities) nearestBitset(u int32) uint64 {
 	return best
 }
 
-// aheadLead is how many queries ahead Ahead hints each stage of a query's
-// memory: stage s reads what stage s−1 loaded, so it runs closer to the
-// query. A query costs about a microsecond on a million user lists, well
-// over a memory access, so short leads suffice; longer ones let the lines
-// fall out of the near caches again.
-var aheadLead = [...]int{24, 12, 4}
+// AheadLead0, AheadLead1 and AheadLead2 are how many queries ahead Ahead
+// hints each of its stages: stage s reads what stage s−1 loaded, so it
+// runs closer to the query. A query costs about a microsecond on a million
+// user lists, well over a memory access, so short leads suffice; longer
+// ones let the lines fall out of the near caches again. A caller hinting
+// its own per-row memory in the same loop uses the same leads.
+const (
+	AheadLead0 = 24
+	AheadLead1 = 12
+	AheadLead2 = 4
+)
 
 // Ahead hints the CPU to load the memory that Nearest(order[j]) will read
 // first, for rows order[j] a few positions after i ≥ 0: the row's group
@@ -420,7 +425,7 @@ func (f *Facilities) Ahead(order []int32, i int) {
 	if nb != nil && nb.K == 0 {
 		nb = nil
 	}
-	if j := i + aheadLead[0]; j < len(order) {
+	if j := i + AheadLead0; j < len(order) {
 		row := order[j]
 		prefetch.Line(unsafe.Pointer(&x.groupOf[row]))
 		if nb != nil {
@@ -431,7 +436,7 @@ func (f *Facilities) Ahead(order []int32, i int) {
 			prefetch.Line(unsafe.Pointer(&nb.Dist[k+nb.K-1]))
 		}
 	}
-	if j := i + aheadLead[1]; j < len(order) {
+	if j := i + AheadLead1; j < len(order) {
 		row := order[j]
 		u := x.groupOf[row]
 		prefetch.Line(unsafe.Pointer(&f.gCount[u]))
@@ -443,7 +448,7 @@ func (f *Facilities) Ahead(order []int32, i int) {
 			}
 		}
 	}
-	if j := i + aheadLead[2]; j < len(order) {
+	if j := i + AheadLead2; j < len(order) {
 		row := order[j]
 		u := x.groupOf[row]
 		if lo, hi := x.gOff[u], x.gOff[u+1]; lo < hi {
