@@ -99,10 +99,10 @@ func newFacilities(sh *facShared) *Facilities {
 			f.listPos[g] = -1
 		}
 	} else {
-		f.ol = newOpenLists(x.ncols)
+		f.ol = newOpenLists(x.ncols, ng)
 		f.openDeg = make([]uint64, (ng+63)/64+1)
 		f.byDegHeap = make([][]uint64, len(sh.P.degStart)-1)
-		f.s = newSearcher(x, sh.P, sh.maxScan)
+		f.s = newSearcher(x, sh.P, sh.maxScan, 0) // nearestOpen stamps slots (openLists.slotSeen)
 	}
 	return f
 }
@@ -311,11 +311,11 @@ func (f *Facilities) setGroup(g int32, open bool) {
 	if open {
 		f.openDeg[i>>6] |= 1 << (uint(i) & 63)
 		f.degLo = min(f.degLo, i)
-		f.ol.insert(P, F, g, f.minOpen[g])
+		f.ol.open(P, F, g, f.minOpen[g])
 		f.pushDeg(g)
 	} else {
 		f.openDeg[i>>6] &^= 1 << (uint(i) & 63)
-		f.ol.remove(F, g, f.minOpen[g])
+		f.ol.close(F, g, f.minOpen[g])
 	}
 }
 

@@ -387,3 +387,27 @@ func TestAheadKeepsAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestFacilitiesStampWrap checks that a query's marks of the candidates it
+// has looked at do not outlive their stamp's cycle: the facility a is seen
+// by the first query only, and the 256th query, the first after the 8-bit
+// stamp wraps to the same value, must still find it.
+func TestFacilitiesStampWrap(t *testing.T) {
+	m := matrix.New(0, 0)
+	m.Append("a", []uint32{1, 2})
+	m.Append("b", []uint32{3}) // the smallest open facility: every query's seed
+	m.Append("qa", []uint32{1, 2, 5})
+	m.Append("qb", []uint32{3, 6})
+	f := NewFacilities(m, Options{Strategy: Prefix})
+	f.Add(0)
+	f.Add(1)
+	for q := 1; q <= 3*256; q++ {
+		row, want, wd := int32(3), int32(1), int32(1) // qb: b at 1
+		if q%255 == 1 {
+			row, want = 2, 0 // qa: a at 1
+		}
+		if fac, dist, ok := f.Nearest(row); !ok || fac != want || dist != wd {
+			t.Fatalf("query %d: Nearest(%d) = %d,%d,%v want %d,%d", q, row, fac, dist, ok, want, wd)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package knn
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -19,6 +20,21 @@ type openLists struct {
 	// empty lists of its rare features without touching them.
 	some []uint64
 	suf  []uint64 // scratch: suffix signatures of the group being inserted
+
+	// Slots: every open group's features, copied into one compact array
+	// when it opens, so verifying a candidate reads about a megabyte (L2
+	// or L3) instead of the whole index's feature array (on 1e6 user
+	// lists 48 MB, in DRAM: two dependent misses per candidate). Entries
+	// name their group by slot. Slots are not reused: a group closed and
+	// opened again takes a new one, so the store grows with every opening
+	// and closing does not shrink it (the solver's restarts only open,
+	// its closing step only closes).
+	slot     []int32 // group -> slot, -1 when closed
+	slotOff  []int64 // slot i's features are slotFeat[slotOff[i]:slotOff[i+1]]
+	slotFeat []int32
+	// slotSeen is the searcher's seen, by slot: a stamp per open group
+	// rather than per group keeps it in the near caches.
+	slotSeen []uint8
 }
 
 // openRun is the open groups of one degree and position in one list: the
@@ -40,24 +56,60 @@ func (rn *openRun) entry(j int) *openEntry {
 	return &rn.rest[j-1]
 }
 
-// openEntry is one open group in a list, with its label and the
+// openEntry is one open group in a list, by slot, with its label and the
 // signatures of its features from the list's feature on (see entry).
 type openEntry struct {
-	g, label int32
-	sig, lig uint64
+	slot, label int32
+	sig, lig    uint64
 }
 
-func newOpenLists(ncols int) *openLists {
-	return &openLists{lists: make([][]openRun, ncols), some: make([]uint64, (ncols+63)/64)}
+func newOpenLists(ncols, groups int) *openLists {
+	o := &openLists{
+		lists:   make([][]openRun, ncols),
+		some:    make([]uint64, (ncols+63)/64),
+		slot:    make([]int32, groups),
+		slotOff: []int64{0},
+	}
+	for g := range o.slot {
+		o.slot[g] = -1
+	}
+	return o
 }
 
-// insert adds group g (features F) with label.
+// open adds the closed group g (features F) with label.
+func (o *openLists) open(P *postings, F []int32, g, label int32) {
+	if o.slot[g] >= 0 {
+		panic("knn: opening an open group")
+	}
+	if len(o.slotSeen) == math.MaxInt32 {
+		panic("knn: more than 2^31-1 facility openings")
+	}
+	o.slot[g] = int32(len(o.slotSeen))
+	o.slotFeat = append(o.slotFeat, F...)
+	o.slotOff = append(o.slotOff, int64(len(o.slotFeat)))
+	o.slotSeen = append(o.slotSeen, 0)
+	o.insert(P, F, g, label)
+}
+
+// close deletes the open group g, opened or last relabelled with label.
+func (o *openLists) close(F []int32, g, label int32) {
+	o.remove(F, g, label)
+	o.slot[g] = -1
+}
+
+// feats is the features of the group in slot sl.
+func (o *openLists) feats(sl int32) []int32 {
+	return o.slotFeat[o.slotOff[sl]:o.slotOff[sl+1]]
+}
+
+// insert adds the open group g (features F, slot assigned) with label.
 func (o *openLists) insert(P *postings, F []int32, g, label int32) {
 	d := int32(len(F))
+	sl := o.slot[g]
 	o.suf = slices.Grow(o.suf[:0], 2*(len(F)+1))[:2*(len(F)+1)]
 	P.sufSigs(F, o.suf)
 	for q, r := range F {
-		ent := openEntry{g: g, label: label, sig: o.suf[2*q], lig: o.suf[2*q+1]}
+		ent := openEntry{slot: sl, label: label, sig: o.suf[2*q], lig: o.suf[2*q+1]}
 		runs := o.lists[r]
 		i, found := slices.BinarySearchFunc(runs, [2]int32{d, int32(q)}, cmpRun)
 		if !found {
@@ -80,9 +132,10 @@ func (o *openLists) insert(P *postings, F []int32, g, label int32) {
 	}
 }
 
-// remove deletes group g, inserted with label.
+// remove deletes the open group g, inserted with label; it keeps its slot.
 func (o *openLists) remove(F []int32, g, label int32) {
 	d := int32(len(F))
+	sl := o.slot[g]
 	for q, r := range F {
 		runs := o.lists[r]
 		i, found := slices.BinarySearchFunc(runs, [2]int32{d, int32(q)}, cmpRun)
@@ -91,7 +144,7 @@ func (o *openLists) remove(F []int32, g, label int32) {
 		}
 		rn := &runs[i]
 		if rn.first.label == label {
-			if rn.first.g != g {
+			if rn.first.slot != sl {
 				panic("knn: open group missing from its run")
 			}
 			if len(rn.rest) > 0 {
@@ -107,7 +160,7 @@ func (o *openLists) remove(F []int32, g, label int32) {
 			continue
 		}
 		j, found := slices.BinarySearchFunc(rn.rest, label, cmpLabel)
-		if !found || rn.rest[j].g != g {
+		if !found || rn.rest[j].slot != sl {
 			panic("knn: open group missing from its run")
 		}
 		rn.rest = slices.Delete(rn.rest, j, j+1)
@@ -139,7 +192,11 @@ func (f *Facilities) nearestOpen(u int32) {
 	s, x, P, o := f.s, f.sh.x, f.sh.P, f.ol
 	t := &s.top
 	F := s.begin(u)
-	st, seen, mark := s.stamp, s.seen, s.mark
+	st, mark := s.stamp, s.mark
+	seen := o.slotSeen // by slot (see openLists)
+	if st == 1 {
+		clear(seen) // the stamps wrapped (or this is the first query)
+	}
 	a := len(F)
 	D, L := inf, int64(1)<<62
 	refresh := func() {
@@ -149,11 +206,12 @@ func (f *Facilities) nearestOpen(u int32) {
 		}
 	}
 	refresh() // the caller may have offered a key already
-	// verify computes the exact distance of v and offers it, giving up as
-	// soon as v cannot reach the overlap it needs to enter.
-	verify := func(v, label int32) {
+	// verify computes the exact distance of the group in slot sl and
+	// offers it, giving up as soon as it cannot reach the overlap it needs
+	// to enter.
+	verify := func(sl, label int32) {
 		s.cand++
-		fv := x.feats(v)
+		fv := o.feats(sl)
 		d := len(fv)
 		need := (a + d - D + 1) >> 1 // overlap for dist <= D
 		if int64(label) > L {
@@ -180,8 +238,9 @@ func (f *Facilities) nearestOpen(u int32) {
 		v := P.byDeg[f.degLo]
 		dmin = int(x.deg(v))
 		if !t.full() {
-			seen[v] = st
-			verify(v, f.minOpen[v])
+			sl := o.slot[v]
+			seen[sl] = st
+			verify(sl, f.minOpen[v])
 		}
 	}
 
@@ -228,13 +287,13 @@ lists:
 				if overlapBound(a-p, hu, su, lu, d-q, e.sig, e.lig) < need {
 					continue
 				}
-				v := e.g
-				if seen[v] == st {
+				sl := e.slot
+				if seen[sl] == st {
 					continue
 				}
-				seen[v] = st
+				seen[sl] = st
 				oldD := D
-				verify(v, e.label)
+				verify(sl, e.label)
 				if D != oldD {
 					var degFail, posFail bool
 					if need, tiesOnly, degFail, posFail = runFilter(a, p, d, q, D); degFail || posFail {

@@ -248,8 +248,8 @@ type searcher struct {
 	cut     int64
 }
 
-func newSearcher(x *index, P *postings, maxScan int64) *searcher {
-	return &searcher{x: x, P: P, seen: make([]uint8, x.numGroups()), mark: make([]uint8, x.ncols), maxScan: maxScan}
+func newSearcher(x *index, P *postings, maxScan int64, seen int) *searcher {
+	return &searcher{x: x, P: P, seen: make([]uint8, seen), mark: make([]uint8, x.ncols), maxScan: maxScan}
 }
 
 // scanLimit is the value of s.scan at which the query just begun stops.
@@ -262,8 +262,9 @@ func (s *searcher) scanLimit() int64 {
 
 const inf = 1 << 30
 
-// begin starts a query for group u: a fresh stamp, u seen, u's features
-// marked and their suffix signatures in s.usig. It returns u's features.
+// begin starts a query for group u: a fresh stamp (1 after a wrap, when
+// seen and mark are cleared), u's features marked and their suffix
+// signatures in s.usig. It returns u's features.
 func (s *searcher) begin(u int32) []int32 {
 	s.stamp++
 	if s.stamp == 0 {
@@ -271,7 +272,6 @@ func (s *searcher) begin(u int32) []int32 {
 		clear(s.mark)
 		s.stamp = 1
 	}
-	s.seen[u] = s.stamp
 	F := s.x.feats(u)
 	for _, r := range F {
 		s.mark[r] = s.stamp
@@ -294,6 +294,7 @@ func (s *searcher) run(u int32, hint []int32) {
 		return
 	}
 	F := s.begin(u)
+	s.seen[u] = s.stamp
 	st, seen, mark := s.stamp, s.seen, s.mark
 	a := len(F)
 	D, L := inf, int64(1)<<62
@@ -448,7 +449,7 @@ func searchPrefix(x *index, kOf func(int32) int, workers int, maxScan int64) *gr
 	ng := x.numGroups()
 	ss := make([]*searcher, workers)
 	for w := range ss {
-		ss[w] = newSearcher(x, P, maxScan)
+		ss[w] = newSearcher(x, P, maxScan, x.numGroups())
 	}
 	// Queries run in an order that puts groups with the same frequent
 	// features next to each other; each query is hinted with the previous
