@@ -1,9 +1,11 @@
 package knn
 
 import (
+	"github.com/smoothanon/smoothanon/solver/internal/prefetch"
 	"math"
 	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // openLists is the Prefix strategy's index of the open groups of one
@@ -251,6 +253,13 @@ func (f *Facilities) nearestOpen(u int32) {
 	// and then all they share lies in the suffixes of u and the group from
 	// that feature on. A bounded query stops here after maxScan entries.
 	limit := s.scanLimit()
+	// The lists' headers, then each next list's first run while this one
+	// is read, are hinted ahead: on large inputs the lists sit in L3 or
+	// DRAM and were read one miss after the other (1e6 user lists: two
+	// restarts at once 6% faster; no change at 1e5).
+	for _, r := range F {
+		prefetch.Line(unsafe.Pointer(&o.lists[r]))
+	}
 lists:
 	for p := 0; p < a; p++ {
 		if dmin > D+a-2*p || a-p < (a+dmin-D+1)>>1 {
@@ -260,6 +269,11 @@ lists:
 			continue
 		}
 		runs := o.lists[F[p]]
+		if p+1 < a {
+			if nx := o.lists[F[p+1]]; len(nx) > 0 {
+				prefetch.Line(unsafe.Pointer(&nx[0]))
+			}
+		}
 		su, lu := s.usig[2*p], s.usig[2*p+1]
 		hu := bits.OnesCount64(su)
 		for bi := 0; bi < len(runs); {
