@@ -41,6 +41,18 @@ func (m *Matrix) NumEntries() int64 { return int64(len(m.Features)) }
 // Row returns the sorted feature ids of row i. The slice aliases the matrix.
 func (m *Matrix) Row(i int) []uint32 { return m.Features[m.Offsets[i]:m.Offsets[i+1]] }
 
+// HashRow mixes a feature list into 64 bits, for grouping identical rows
+// (equal lists hash alike; a caller confirms equality, as different lists
+// may collide). It is not the verifier's hash, which stays independent.
+func HashRow(r []uint32) uint64 {
+	h := uint64(len(r))*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+	for _, f := range r {
+		h = (h ^ uint64(f)) * 0xFF51AFD7ED558CCD
+		h ^= h >> 32
+	}
+	return h
+}
+
 // Append adds a row, sorting and deduplicating a copy of feats. It returns
 // the number of repeated feature ids it dropped.
 func (m *Matrix) Append(user string, feats []uint32) int {

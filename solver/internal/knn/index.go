@@ -33,16 +33,6 @@ func (x *index) rowsOf(g int32) []int32 {
 	return x.members[x.mStart[g]:x.mStart[g+1]]
 }
 
-// rowHash mixes a sorted feature list into 64 bits.
-func rowHash(r []uint32) uint64 {
-	h := uint64(len(r))*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
-	for _, f := range r {
-		h = (h ^ uint64(f)) * 0xFF51AFD7ED558CCD
-		h ^= h >> 32
-	}
-	return h
-}
-
 // buildIndex groups identical rows and renumbers features by rarity.
 func buildIndex(m *matrix.Matrix, workers int) *index {
 	n := m.NumRows()
@@ -57,7 +47,7 @@ func buildIndex(m *matrix.Matrix, workers int) *index {
 	hs := make([]hr, n)
 	par.For(workers, n, 4096, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			hs[i] = hr{rowHash(m.Row(i)), int32(i)}
+			hs[i] = hr{matrix.HashRow(m.Row(i)), int32(i)}
 		}
 	})
 	slices.SortFunc(hs, func(a, b hr) int {

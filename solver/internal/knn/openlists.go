@@ -1,11 +1,12 @@
 package knn
 
 import (
-	"github.com/smoothanon/smoothanon/solver/internal/prefetch"
 	"math"
 	"math/bits"
 	"slices"
 	"unsafe"
+
+	"github.com/smoothanon/smoothanon/solver/internal/prefetch"
 )
 
 // openLists is the Prefix strategy's index of the open groups of one
