@@ -50,8 +50,9 @@
 // scans the open distinct rows (O(open) popcounts); with Prefix it runs the
 // search above for k = 1 over lists that hold only the open distinct rows
 // (kept in the same (degree, position) runs, each run by tie-break label,
-// updated on every Add and Remove), so a query's work and memory traffic
-// follow the open facilities, not all rows. Given the KNearest graph
+// updated on every Add and Remove, with a compact copy of the open rows'
+// features that candidates are checked against), so a query's work and
+// memory traffic follow the open facilities, not all rows. Given the KNearest graph
 // (UseNeighbours), a query whose neighbour list holds an open facility
 // closer than the list's last distance is answered from the list alone
 // (only when the graph is exact, Graph.Exact). A caller querying rows in
