@@ -37,12 +37,16 @@ func (k *knnFacilities) nearestOpen(u int32) int32 {
 	return k.rowFac[row]
 }
 
-// knnIndex is the knn.Facilities index of the canonical users, with the
-// neighbour graph when there is one, built on first use and shared by the
-// restarts.
+// knnIndex is the empty knn.Facilities set of the canonical users over
+// s.ix, with the neighbour graph when there is one, built on first use and
+// shared by the restarts.
 func (s *state) knnIndex() *knn.Facilities {
 	s.facOnce.Do(func() {
-		s.facBase = knn.NewFacilities(s.canon, knn.Options{Workers: par.Workers(s.p.Workers), MaxScan: s.maxScan(facilityMaxScan)})
+		var err error
+		s.facBase, err = s.ix.Facilities(knn.Options{Workers: par.Workers(s.p.Workers), MaxScan: s.maxScan(facilityMaxScan)})
+		if err != nil {
+			panic(err) // valid options: cannot happen
+		}
 		if s.graph != nil {
 			if err := s.facBase.UseNeighbours(s.graph); err != nil {
 				panic(err) // the graph is of s.canon: cannot happen

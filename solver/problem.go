@@ -363,10 +363,10 @@ func (pr *problem) facilityCosts(nn int, factor float64, w int) []float64 {
 // facilityCostsKNN is facilityCosts computed with knn.KNearest (exact when
 // maxScan is 0, else bounded by it; its prefix-filtered search stays fast
 // on power-law data where the plain inverted index of facilityCosts is
-// quadratic). m is the input in the problem's order. It also records the
-// nearest points, and describes the search that ran.
-func (pr *problem) facilityCostsKNN(m *matrix.Matrix, nn int, factor float64, w int, maxScan int) ([]float64, *knn.Graph, string, error) {
-	g, st, err := knn.KNearest(m, nn, knn.Options{Workers: w, MaxScan: maxScan})
+// quadratic). ix indexes the input in the problem's order. It also
+// records the nearest points, and describes the search that ran.
+func (pr *problem) facilityCostsKNN(ix *knn.Index, nn int, factor float64, w int, maxScan int) ([]float64, *knn.Graph, string, error) {
+	g, st, err := ix.KNearest(nn, knn.Options{Workers: w, MaxScan: maxScan})
 	if err != nil {
 		return nil, nil, "", err
 	}

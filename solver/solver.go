@@ -393,10 +393,15 @@ type state struct {
 	// useKNNFacilities runs Meyerson on knn.Facilities instead of facSet
 	// (same result, different speed).
 	useKNNFacilities bool
-	// graph is the knn.KNearest graph of canon (nil without useKNN); it
-	// lets knn.Facilities and facSet's closing answer some nearest-facility
-	// queries from the neighbour lists (same answers).
+	// graph is the knn.KNearest graph of canon (nil without useKNN, and
+	// once the facilities are closed); it lets knn.Facilities and facSet's
+	// closing answer some nearest-facility queries from the neighbour
+	// lists (same answers).
 	graph *knn.Graph
+	// ix is the knn index of canon, shared by the neighbour search and
+	// the restarts' facility sets (nil when neither uses knn, and once
+	// the facilities are closed).
+	ix *knn.Index
 	// facBase is the knn.Facilities index of canon (see knnIndex).
 	facBase *knn.Facilities
 	facOnce sync.Once
@@ -417,10 +422,17 @@ func (s *state) progress(stage string, done, total int) {
 func (s *state) run() error {
 	pr := s.pr
 	s.progress("neighbours", 0, pr.np)
+	s.useKNNFacilities = pr.bits == nil && pr.postingsLoad() > knnFacilitiesLoad
+	if useKNN || s.useKNNFacilities {
+		var err error
+		if s.ix, err = knn.NewIndex(s.canon, par.Workers(s.p.Workers)); err != nil {
+			return err
+		}
+	}
 	var cost []float64
 	if useKNN {
 		var err error
-		cost, s.graph, s.search, err = pr.facilityCostsKNN(s.canon, s.p.K*s.p.Beta, openingFactor(s.p.Beta), par.Workers(s.p.Workers), s.maxScan(neighbourMaxScan))
+		cost, s.graph, s.search, err = pr.facilityCostsKNN(s.ix, s.p.K*s.p.Beta, openingFactor(s.p.Beta), par.Workers(s.p.Workers), s.maxScan(neighbourMaxScan))
 		if err != nil {
 			return err
 		}
@@ -432,13 +444,15 @@ func (s *state) run() error {
 		return err
 	}
 	s.progress("neighbours", pr.np, pr.np)
-	s.useKNNFacilities = pr.bits == nil && pr.postingsLoad() > knnFacilitiesLoad
 	best, err := s.meyerson(cost)
 	if err != nil {
 		return err
 	}
 	s.facilityCost = best.cost
 	clusters := s.closeSmall(best)
+	// Free the index and the graph (at 1e6 user lists about 60 and 130
+	// MB) before the improvement step, which reads neither.
+	best, s.ix, s.facBase, s.graph = nil, nil, nil, nil
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}

@@ -720,7 +720,11 @@ func testFacilityCosts(t *testing.T, cols int) {
 	}
 	for _, nn := range []int{1, 5, 16, 500} {
 		got := pr.facilityCosts(nn, 1, 2)
-		viaKNN, _, _, err := pr.facilityCostsKNN(m, nn, 1, 2, 0)
+		ix, err := knn.NewIndex(m, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaKNN, _, _, err := pr.facilityCostsKNN(ix, nn, 1, 2, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -816,6 +820,12 @@ func TestFacilitySetsAgree(t *testing.T) {
 			for i := range got {
 				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3, Search: Exact}), ctx: context.Background(), canon: m, pr: newProblem(m), useKNNFacilities: i%2 == 1}
 				cost := s.pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), 2)
+				if s.useKNNFacilities {
+					var err error
+					if s.ix, err = knn.NewIndex(m, 2); err != nil {
+						t.Fatal(err)
+					}
+				}
 				if i >= 2 {
 					opts := knn.Options{Workers: 2}
 					if i >= 4 {

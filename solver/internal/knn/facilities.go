@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/smoothanon/smoothanon/matrix"
-	"github.com/smoothanon/smoothanon/solver/internal/par"
 	"github.com/smoothanon/smoothanon/solver/internal/prefetch"
 )
 
@@ -65,12 +64,30 @@ type facShared struct {
 // panics on a nil or malformed matrix or invalid options (programming
 // errors). opts.Workers only affects the build; with opts.MaxScan > 0,
 // Nearest may return a farther facility than the nearest (see
-// Options.MaxScan), at its exact distance.
+// Options.MaxScan), at its exact distance. It is NewIndex followed by
+// Index.Facilities.
 func NewFacilities(m *matrix.Matrix, opts Options) *Facilities {
 	if err := checkParams(m, 0, opts); err != nil {
 		panic(err)
 	}
-	x := buildIndex(m, par.Workers(opts.Workers))
+	ix, err := NewIndex(m, opts.Workers)
+	if err != nil {
+		panic(err)
+	}
+	f, err := ix.Facilities(opts)
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+// Facilities is NewFacilities over the indexed rows; it errs on invalid
+// options.
+func (ix *Index) Facilities(opts Options) (*Facilities, error) {
+	if err := checkOptions(opts); err != nil {
+		return nil, err
+	}
+	x := ix.x
 	sh := &facShared{x: x, strat: pickStrategy(opts.Strategy, x), maxScan: int64(opts.MaxScan)}
 	switch sh.strat {
 	case Bitset:
@@ -78,7 +95,7 @@ func NewFacilities(m *matrix.Matrix, opts Options) *Facilities {
 	default:
 		sh.P = buildDegrees(x)
 	}
-	return newFacilities(sh)
+	return newFacilities(sh), nil
 }
 
 func newFacilities(sh *facShared) *Facilities {

@@ -166,6 +166,14 @@ func (g *Graph) Row(i int) (idx, dist []int32) {
 
 // checkParams validates the inputs of KNearest.
 func checkParams(m *matrix.Matrix, k int, opts Options) error {
+	if err := checkMatrix(m); err != nil {
+		return err
+	}
+	return checkSearch(k, opts)
+}
+
+// checkMatrix validates a matrix to index.
+func checkMatrix(m *matrix.Matrix) error {
 	if m == nil {
 		return fmt.Errorf("knn: nil matrix")
 	}
@@ -178,6 +186,11 @@ func checkParams(m *matrix.Matrix, k int, opts Options) error {
 	if int64(len(m.Features)) > math.MaxUint32 {
 		return fmt.Errorf("knn: %d matrix entries exceed uint32", len(m.Features))
 	}
+	return nil
+}
+
+// checkSearch validates the parameters of a search over an index.
+func checkSearch(k int, opts Options) error {
 	if k < 0 {
 		return fmt.Errorf("knn: k = %d, want k >= 0", k)
 	}
@@ -212,20 +225,32 @@ func pickStrategy(s Strategy, x *index) Strategy {
 
 // KNearest returns, for every row of m, its k nearest other rows (identical
 // rows included, at distance 0), sorted by (distance, row index). When m has
-// fewer than k+1 rows, the graph has K = rows−1.
+// fewer than k+1 rows, the graph has K = rows−1. It is NewIndex followed
+// by Index.KNearest.
 func KNearest(m *matrix.Matrix, k int, opts Options) (*Graph, Stats, error) {
 	if err := checkParams(m, k, opts); err != nil {
 		return nil, Stats{}, err
 	}
-	n := m.NumRows()
+	ix, err := NewIndex(m, opts.Workers)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	return ix.KNearest(k, opts)
+}
+
+// KNearest is the package function KNearest over the indexed rows;
+// Stats.Index is the time NewIndex took.
+func (ix *Index) KNearest(k int, opts Options) (*Graph, Stats, error) {
+	if err := checkSearch(k, opts); err != nil {
+		return nil, Stats{}, err
+	}
+	x := ix.x
+	n := x.rows
 	K := min(k, max(n-1, 0))
 	workers := par.Workers(opts.Workers)
-	t0 := time.Now()
-	x := buildIndex(m, workers)
-	st := Stats{Rows: n, Distinct: x.numGroups(), Columns: x.ncols}
+	st := Stats{Rows: n, Distinct: x.numGroups(), Columns: x.ncols, Index: ix.build}
 	strat := pickStrategy(opts.Strategy, x)
 	st.Strategy = strat.String()
-	st.Index = time.Since(t0)
 	t1 := time.Now()
 
 	ng := x.numGroups()

@@ -120,6 +120,11 @@ func TestKNearestMatchesReference(t *testing.T) {
 	for _, c := range randCases {
 		for rep := 0; rep < 3; rep++ {
 			m := randMatrix(r, c.n, c.cols, c.deg, c.dup, c.skew)
+			// One index serves every search below, beside KNearest's own.
+			ix, err := NewIndex(m, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, k := range []int{0, 1, 3, 16, c.n + 5} {
 				want := refKNearest(m, k)
 				for _, s := range []Strategy{Auto, Bitset, Prefix} {
@@ -131,7 +136,12 @@ func TestKNearestMatchesReference(t *testing.T) {
 						if s != Auto && st.Strategy != s.String() {
 							t.Fatalf("forced %v, stats say %q", s, st.Strategy)
 						}
-						compareGraphs(t, fmt.Sprintf("%s/rep%d/k%d/%v/w%d", c.name, rep, k, s, w), got, want)
+						name := fmt.Sprintf("%s/rep%d/k%d/%v/w%d", c.name, rep, k, s, w)
+						compareGraphs(t, name, got, want)
+						if got, _, err = ix.KNearest(k, Options{Workers: w, Strategy: s}); err != nil {
+							t.Fatal(err)
+						}
+						compareGraphs(t, name+"/shared index", got, want)
 					}
 				}
 			}
@@ -207,6 +217,30 @@ func TestCheckParams(t *testing.T) {
 	if _, _, err := KNearest(nil, 1, Options{}); err == nil {
 		t.Error("KNearest(nil) did not fail")
 	}
+	for _, c := range []struct {
+		name    string
+		m       *matrix.Matrix
+		workers int
+		want    string
+	}{
+		{"nil", nil, 0, "nil matrix"},
+		{"offsets", bad, 0, "1 offsets for 1 rows"},
+		{"workers", ok, -1, "workers = -1"},
+	} {
+		if _, err := NewIndex(c.m, c.workers); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewIndex %s: error %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+	ix, err := NewIndex(ok, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ix.KNearest(-1, Options{}); err == nil || !strings.Contains(err.Error(), "k = -1") {
+		t.Errorf("Index.KNearest(-1): error %v", err)
+	}
+	if _, err := ix.Facilities(Options{MaxScan: -1}); err == nil || !strings.Contains(err.Error(), "MaxScan = -1") {
+		t.Errorf("Index.Facilities(MaxScan -1): error %v", err)
+	}
 }
 
 func TestFacilitiesMatchReference(t *testing.T) {
@@ -218,7 +252,7 @@ func TestFacilitiesMatchReference(t *testing.T) {
 		m := randMatrix(r, c.n, c.cols, c.deg, c.dup, c.skew)
 		for _, s := range []Strategy{Bitset, Prefix} {
 			base := NewFacilities(m, Options{Strategy: s})
-			for rep := 0; rep < 6; rep++ {
+			for rep := 0; rep < 7; rep++ {
 				f := base
 				// rank breaks ties (the row itself unless EmptyRanked).
 				rank := make([]int32, c.n)
@@ -238,6 +272,21 @@ func TestFacilitiesMatchReference(t *testing.T) {
 						t.Fatal(err)
 					}
 					f = f.Empty()
+				case 6: // the graph and the set from one index
+					ix, err := NewIndex(m, 2)
+					if err != nil {
+						t.Fatal(err)
+					}
+					g, _, err := ix.KNearest(3, Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if f, err = ix.Facilities(Options{Strategy: s}); err != nil {
+						t.Fatal(err)
+					}
+					if err := f.UseNeighbours(g); err != nil {
+						t.Fatal(err)
+					}
 				}
 				if rep >= 4 {
 					r.Shuffle(len(rank), func(i, j int) { rank[i], rank[j] = rank[j], rank[i] })
