@@ -11,7 +11,9 @@
 // βk nearest distances into facility costs and uses the lists to split
 // clusters). Facilities is a dynamic set of open facility rows answering
 // nearest-open-facility queries, for Meyerson's online facility
-// location and for reassigning clients.
+// location and for reassigning clients. Both search an Index of the rows;
+// each builds its own unless given one built once by NewIndex
+// (Index.KNearest, Index.Facilities).
 //
 // Both first group identical rows (they are each other's distance-0
 // neighbours; adult's 32,561 rows are 8,688 distinct ones) and then search
