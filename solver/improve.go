@@ -95,13 +95,30 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	return best, nil
 }
 
-// totalCost is the number of changed entries of a clustering.
+// totalCost is the number of changed entries of a clustering. Clusters are
+// costed in parallel: the last candidate's cost is computed alone at the
+// end of improve, with a core otherwise idle.
 func (s *state) totalCost(clusters [][]int32) int64 {
-	cnt := make([]int32, s.pr.nf)
-	var touched []int32
+	w := par.Workers(s.p.Workers)
+	type scratch struct {
+		cnt, touched []int32
+		c            int64
+	}
+	sc := make([]scratch, w)
+	par.For(w, len(clusters), 1024, func(worker, lo, hi int) {
+		x := &sc[worker]
+		if x.cnt == nil {
+			x.cnt = make([]int32, s.pr.nf)
+		}
+		var c int64
+		for _, mem := range clusters[lo:hi] {
+			c += s.pr.costOf(mem, s.p.Mode, x.cnt, &x.touched)
+		}
+		x.c += c
+	})
 	var c int64
-	for _, mem := range clusters {
-		c += s.pr.costOf(mem, s.p.Mode, cnt, &touched)
+	for i := range sc {
+		c += sc[i].c
 	}
 	return c
 }
