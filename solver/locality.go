@@ -75,7 +75,7 @@ func localityOrder(m *matrix.Matrix, rows []int32, workers int) []int32 {
 			}
 		}
 	})
-	slices.SortFunc(ks, func(a, b keyed) int {
+	par.SortFunc(workers, ks, func(a, b keyed) int {
 		if c := slices.Compare(a.k[:], b.k[:]); c != 0 {
 			return c
 		}

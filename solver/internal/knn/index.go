@@ -82,7 +82,7 @@ func buildIndex(m *matrix.Matrix, workers int) *index {
 			hs[i] = hr{matrix.HashRow(m.Row(i)), int32(i)}
 		}
 	})
-	slices.SortFunc(hs, func(a, b hr) int {
+	par.SortFunc(workers, hs, func(a, b hr) int {
 		if a.h != b.h {
 			if a.h < b.h {
 				return -1

@@ -457,7 +457,7 @@ func searchPrefix(x *index, kOf func(int32) int, workers int, maxScan int64) *gr
 	// from the start. Hints only change the work of an exact search, but
 	// they change what a bounded one finds, so the chain restarts every
 	// hintRun queries, at the same places whatever the number of workers.
-	order := hintOrder(x, P)
+	order := hintOrder(x, workers)
 	par.For(workers, ng, hintRun, func(w, lo, hi int) {
 		s := ss[w]
 		hint := make([]int32, 0, 64)
@@ -489,13 +489,13 @@ const hintRun = 64
 // hintOrder orders the groups by their feature lists read from the most
 // frequent feature down, compared lexicographically (then by group), so
 // rows sharing their frequent features are close in the order.
-func hintOrder(x *index, _ *postings) []int32 {
+func hintOrder(x *index, workers int) []int32 {
 	ng := x.numGroups()
 	order := make([]int32, ng)
 	for g := range order {
 		order[g] = int32(g)
 	}
-	slices.SortFunc(order, func(a, b int32) int {
+	par.SortFunc(workers, order, func(a, b int32) int {
 		fa, fb := x.feats(a), x.feats(b)
 		i, j := len(fa)-1, len(fb)-1
 		for ; i >= 0 && j >= 0; i, j = i-1, j-1 {

@@ -1,5 +1,5 @@
-// Package par runs loops over index ranges on several goroutines, for the
-// solver and its neighbour search.
+// Package par runs loops over index ranges, and sorts, on several
+// goroutines, for the solver and its neighbour search.
 package par
 
 import (
