@@ -10,9 +10,16 @@
 # testdata/fuzz corpus — is retried once; if it races again, the corpus is
 # replayed deterministically and the target passes with a warning when the
 # replay passes. Any other failure, or a written crasher, fails.
+#
+# Each new interesting input is minimized for at most FUZZMINIMIZE (default
+# 1s; Go's default is 60s). With Go's default a 10 s run spent most of its
+# time minimizing the first input that widened coverage: every target's
+# exec count stopped after 3-6 s (verify's FuzzCheck: 4,716 execs in 10 s
+# against 119,414 with 1s). A crasher is still written, less minimized.
 set -uo pipefail
 pkg=$1 fn=$2 fuzztime=$3
 go=${GO:-go}
+minimize=${FUZZMINIMIZE:-1s}
 corpus="$pkg/testdata/fuzz/$fn"
 
 raced() { # output, corpus listing before
@@ -23,7 +30,7 @@ raced() { # output, corpus listing before
 
 for attempt in 1 2; do
 	before=$(ls "$corpus" 2>/dev/null)
-	out=$("$go" test -run '^$' -fuzz "^$fn\$" -fuzztime "$fuzztime" -parallel 1 "./$pkg" 2>&1)
+	out=$("$go" test -run '^$' -fuzz "^$fn\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" -parallel 1 "./$pkg" 2>&1)
 	rc=$?
 	echo "$out"
 	((rc == 0)) && exit 0
