@@ -36,9 +36,6 @@ func NewIndex(m *matrix.Matrix, workers int) (*Index, error) {
 	return &Index{x: x, build: time.Since(t0)}, nil
 }
 
-// Rows is the number of indexed rows.
-func (ix *Index) Rows() int { return ix.x.rows }
-
 // index is the static part shared by every search: identical rows grouped,
 // features renumbered by rarity, and the group feature lists.
 //
