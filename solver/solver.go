@@ -348,9 +348,6 @@ func (s *state) maxScan(bound int) int {
 	return bound
 }
 
-// useKNN selects knn.KNearest for the facility costs (tests compare both).
-var useKNN = true
-
 // knnFacilitiesLoad is the postings load (see problem.postingsLoad) above
 // which Meyerson runs on knn.Facilities. Measured (both give the same
 // release) since the restarts share one knn index: user lists of 1e4 rows
@@ -393,14 +390,13 @@ type state struct {
 	// useKNNFacilities runs Meyerson on knn.Facilities instead of facSet
 	// (same result, different speed).
 	useKNNFacilities bool
-	// graph is the knn.KNearest graph of canon (nil without useKNN, and
-	// once the facilities are closed); it lets knn.Facilities and facSet's
+	// graph is the knn.KNearest graph of canon (nil once the facilities
+	// are closed); it lets knn.Facilities and facSet's
 	// closing answer some nearest-facility queries from the neighbour
 	// lists (same answers).
 	graph *knn.Graph
 	// ix is the knn index of canon, shared by the neighbour search and
-	// the restarts' facility sets (nil when neither uses knn, and once
-	// the facilities are closed).
+	// the restarts' facility sets (nil once the facilities are closed).
 	ix *knn.Index
 	// facBase is the knn.Facilities index of canon (see knnIndex).
 	facBase *knn.Facilities
@@ -423,22 +419,15 @@ func (s *state) run() error {
 	pr := s.pr
 	s.progress("neighbours", 0, pr.np)
 	s.useKNNFacilities = pr.bits == nil && pr.postingsLoad() > knnFacilitiesLoad
-	if useKNN || s.useKNNFacilities {
-		var err error
-		if s.ix, err = knn.NewIndex(s.canon, par.Workers(s.p.Workers)); err != nil {
-			return err
-		}
+	w := par.Workers(s.p.Workers)
+	var err error
+	if s.ix, err = knn.NewIndex(s.canon, w); err != nil {
+		return err
 	}
 	var cost []float64
-	if useKNN {
-		var err error
-		cost, s.graph, s.search, err = pr.facilityCostsKNN(s.ix, s.p.K*s.p.Beta, openingFactor(s.p.Beta), par.Workers(s.p.Workers), s.maxScan(neighbourMaxScan))
-		if err != nil {
-			return err
-		}
-	} else {
-		cost = pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), par.Workers(s.p.Workers))
-		s.search = pr.searchName()
+	cost, s.graph, s.search, err = pr.facilityCostsKNN(s.ix, s.p.K*s.p.Beta, openingFactor(s.p.Beta), w, s.maxScan(neighbourMaxScan))
+	if err != nil {
+		return err
 	}
 	if err := s.ctx.Err(); err != nil {
 		return err
