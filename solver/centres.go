@@ -29,8 +29,8 @@ func (cs *centreScratch) nearest(row []int32, cpost [][]int32, clen []int32, out
 	for _, c := range touched {
 		x := distID{dp + clen[c] - 2*cnt[c], c}
 		cnt[c] = 0
-		// Most are rejected: test that here, without the call (measured
-		// 16% of refine on one core when left to offerTop).
+		// Most are rejected: test that here, without the call, as this
+		// loop is refine's hottest.
 		if len(top) == n && !x.less(top[n-1]) {
 			continue
 		}

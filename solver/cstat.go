@@ -12,9 +12,8 @@ import (
 // of the cluster counts as if absent. So the deltas read hv, which holds
 // only the features with at least hmin holders, where hmin ≤ ⌈s/2⌉ at all
 // times: a few features, in a few cache lines, where h holds every feature
-// of the cluster. On 1e6 user lists the clusters' h no longer fit the CPU
-// caches, and the deltas' lookups in them were the largest part of
-// refine's moves (deltaIn 7.2 -> 3.0 CPU-s in a profile of one solve).
+// of the cluster. On large inputs the clusters' h do not fit the CPU
+// caches, and lookups in them would be the largest part of refine's moves.
 type cstat struct {
 	s   int32
 	h   fmap    // dense feature -> holders

@@ -17,18 +17,16 @@ import (
 //     block-structured data, so the choice is made on the final cost);
 //  3. the Mondrian partition of the rows (internal/mondrian) after split:
 //     groups cut on shared features, which the Hamming facility costs miss
-//     on power-law lists (1e5 generated user lists, smooth: 0.337 Jaccard
-//     against 0.263 from the clusters).
+//     on power-law lists.
 //
 // Candidates are computed concurrently unless Workers is 1; none modifies
 // the clusters.
 func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	// Candidates in tie order. Each is mostly a sequential local search,
-	// so all run at once unless Workers is 1: run two at a time on two
-	// cores, the last one ran alone for seconds with a core idle (1e6
-	// user lists: improve 14.6 -> 13.5 s wall, one run each). Each
-	// candidate reports its split and refine progress under its own stage
-	// names (see Params.Progress), as they run at the same time.
+	// so all run at once unless Workers is 1: run two at a time, the last
+	// one would run alone with a core idle. Each candidate reports its
+	// split and refine progress under its own stage names (see
+	// Params.Progress), as they run at the same time.
 	cands := []func(tag string) ([][]int32, error){
 		func(tag string) ([][]int32, error) { return s.refine(clusters, tag) },
 		func(tag string) ([][]int32, error) {
