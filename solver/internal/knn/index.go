@@ -60,28 +60,3 @@ func (x *index) size(g int32) int32    { return x.mStart[g+1] - x.mStart[g] }
 func (x *index) rowsOf(g int32) []int32 {
 	return x.members[x.mStart[g]:x.mStart[g+1]]
 }
-
-// interCount is |a ∩ b| for ascending lists.
-func interCount(a, b []int32) int32 {
-	var c int32
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		x, y := a[i], b[j]
-		if x == y {
-			c++
-			i++
-			j++
-		} else if x < y {
-			i++
-		} else {
-			j++
-		}
-	}
-	return c
-}
-
-// dist is the Hamming distance between groups g and h.
-func (x *index) dist(g, h int32) int32 {
-	a, b := x.feats(g), x.feats(h)
-	return int32(len(a)+len(b)) - 2*interCount(a, b)
-}
