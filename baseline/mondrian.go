@@ -56,7 +56,7 @@ type Result struct {
 // half is the median one. (The paper ran an open-source implementation
 // that picks the first such column instead.)
 //
-// The release is k-anonymous by suppression (verify.NonSmooth) and does not
+// The release is k-anonymous by suppression (matrix.NonSmooth) and does not
 // depend on the input row order. After a cut only the smaller side's rows
 // are counted again (see internal/mondrian), so even on sparse graphs,
 // where most cuts peel a few rows off a large partition, the counting is

@@ -1,8 +1,6 @@
 package solver
 
-import (
-	"github.com/smoothanon/smoothanon/verify"
-)
+import "github.com/smoothanon/smoothanon/matrix"
 
 // cstat is a cluster's feature counts for cost deltas.
 //
@@ -152,9 +150,9 @@ func (c *cstat) remove(row []int32) {
 }
 
 // deltaIn is the cost change of adding a user with row to c.
-func (c *cstat) deltaIn(row []int32, mode verify.Mode) int64 {
+func (c *cstat) deltaIn(row []int32, mode matrix.Mode) int64 {
 	s := c.s
-	if mode == verify.NonSmooth {
+	if mode == matrix.NonSmooth {
 		a := int64(0)
 		for _, f := range row {
 			if c.hv.get(f) == s {
@@ -175,9 +173,9 @@ func (c *cstat) deltaIn(row []int32, mode verify.Mode) int64 {
 }
 
 // deltaOut is the cost change of removing a member with row from c.
-func (c *cstat) deltaOut(row []int32, mode verify.Mode) int64 {
+func (c *cstat) deltaOut(row []int32, mode matrix.Mode) int64 {
 	s := c.s
-	if mode == verify.NonSmooth {
+	if mode == matrix.NonSmooth {
 		n1 := int64(c.at(s - 1))
 		for _, f := range row {
 			if c.hv.get(f) == s-1 {

@@ -10,7 +10,6 @@ import (
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver/internal/knn"
 	"github.com/smoothanon/smoothanon/solver/internal/prefetch"
-	"github.com/smoothanon/smoothanon/verify"
 )
 
 // problem is the input in canonical order, with identical rows merged into
@@ -279,7 +278,7 @@ func (pr *problem) facilityCostsKNN(ix *knn.Index, nn int, factor float64, w int
 // centre returns the released row (input feature ids, sorted) of a
 // cluster. cnt is zeroed scratch of length nf and touched scratch (as for
 // costOf); cnt is left zeroed.
-func (pr *problem) centre(members []int32, mode verify.Mode, cnt []int32, touched *[]int32) []uint32 {
+func (pr *problem) centre(members []int32, mode matrix.Mode, cnt []int32, touched *[]int32) []uint32 {
 	for _, u := range members {
 		for _, f := range pr.urow(u) {
 			if cnt[f] == 0 {
@@ -303,16 +302,16 @@ func (pr *problem) centre(members []int32, mode verify.Mode, cnt []int32, touche
 }
 
 // keep says whether a feature held by h of s users is released.
-func keep(h, s int32, mode verify.Mode) bool {
-	if mode == verify.NonSmooth {
+func keep(h, s int32, mode matrix.Mode) bool {
+	if mode == matrix.NonSmooth {
 		return h == s
 	}
 	return 2*h >= s
 }
 
 // featCost is the number of changed entries of a feature held by h of s.
-func featCost(h, s int32, mode verify.Mode) int64 {
-	if mode == verify.NonSmooth {
+func featCost(h, s int32, mode matrix.Mode) int64 {
+	if mode == matrix.NonSmooth {
 		if h == s {
 			return 0
 		}
@@ -323,7 +322,7 @@ func featCost(h, s int32, mode verify.Mode) int64 {
 
 // costOf is the number of changed entries when members form one cluster.
 // cnt is zeroed scratch of length nf; it is left zeroed.
-func (pr *problem) costOf(members []int32, mode verify.Mode, cnt []int32, touched *[]int32) int64 {
+func (pr *problem) costOf(members []int32, mode matrix.Mode, cnt []int32, touched *[]int32) int64 {
 	for _, u := range members {
 		for _, f := range pr.urow(u) {
 			if cnt[f] == 0 {

@@ -3,8 +3,8 @@ package solver
 import (
 	"slices"
 
+	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver/internal/par"
-	"github.com/smoothanon/smoothanon/verify"
 )
 
 // maxRefinePasses bounds the local search.
@@ -55,7 +55,7 @@ type refiner struct {
 	s     *state
 	pr    *problem
 	k     int32
-	mode  verify.Mode
+	mode  matrix.Mode
 	w     int              // workers
 	cl    []int32          // canonical user -> cluster
 	st    []cstat          // cluster -> its feature counts

@@ -129,8 +129,8 @@ type Params struct {
 	// K is the smallest cluster size. Required; at least 1 and at most the
 	// number of rows.
 	K int
-	// Mode is the anonymity notion. Optional; default verify.Smooth.
-	Mode verify.Mode
+	// Mode is the anonymity notion. Optional; default matrix.Smooth.
+	Mode matrix.Mode
 	// Beta sets the neighbourhood of the facility cost (βk nearest users)
 	// and α = 1/β. Optional; default 2 (0 means default); at least 1.
 	// Beta = 1 makes α = 1 and the opening cost factor 2α/(1−α) infinite:
@@ -168,7 +168,7 @@ func CheckParams(p Params, rows int) error {
 	if p.K > 1<<30 {
 		return fmt.Errorf("k = %d is too large", p.K)
 	}
-	if p.Mode != verify.Smooth && p.Mode != verify.NonSmooth {
+	if p.Mode != matrix.Smooth && p.Mode != matrix.NonSmooth {
 		return fmt.Errorf("invalid mode %d (want smooth or nonsmooth)", int(p.Mode))
 	}
 	if p.Beta < 0 {

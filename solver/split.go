@@ -4,8 +4,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver/internal/par"
-	"github.com/smoothanon/smoothanon/verify"
 )
 
 // split partitions every cluster of at least 2k users into groups of
@@ -43,7 +43,7 @@ func (s *state) split(clusters [][]int32, tag string) [][]int32 {
 			}
 			best := pr.costOf(c, s.p.Mode, sc.cnt, &sc.touched)
 			commons := []bool{false}
-			if s.p.Mode == verify.NonSmooth {
+			if s.p.Mode == matrix.NonSmooth {
 				commons = append(commons, true)
 			}
 			for _, groups := range sc.sp.partitions(c, k, s.p.Mode, commons...) {
@@ -99,7 +99,7 @@ func newSplitter(pr *problem) *splitter {
 // nothing. partitions cuts once for each value of commons, in that order;
 // the cuts share one setup (the members' local feature lists, and the
 // members ordered by distance from the centre and by degree).
-func (sp *splitter) partitions(members []int32, k int, mode verify.Mode, commons ...bool) [][][]int32 {
+func (sp *splitter) partitions(members []int32, k int, mode matrix.Mode, commons ...bool) [][][]int32 {
 	pr := sp.pr
 	n := len(members)
 	// Centre.
