@@ -5,14 +5,18 @@ GO ?= go
 BIN := bin/smoothanon
 PROTOC_GEN_GO_VERSION := v1.36.12
 BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
+.PHONY: help build check test vet staticcheck race bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
-	@echo "make test    vet + all tests"
+	@echo "make check   vet + gofmt + go test -short: no JVM, no long data sets"
+	@echo "make test    vet + all tests (with the Flink integration test)"
+	@echo "make staticcheck  staticcheck (pinned)"
+	@echo "make race    go test -race -short on the concurrent packages"
 	@echo "make bench   benchmarks (medians via benchstat)"
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
@@ -24,6 +28,19 @@ help:
 
 build:
 	$(GO) build -o $(BIN) ./cmd/smoothanon
+
+# The quick loop: no JVM, no long data sets (tests skip them under -short).
+check: vet
+	$(GO) test -short ./...
+
+# staticcheck at a pinned version (one that supports the go.mod Go version).
+staticcheck:
+	$(GO) run $(STATICCHECK) ./...
+
+# The race detector on the packages that run goroutines of their own.
+RACE_PKGS := ./solver/... ./verify ./baseline
+race:
+	$(GO) test -race -short $(RACE_PKGS)
 
 # The Flink integration test (pipeline/runners_test.go) needs Beam's Flink job
 # server jar; fetching it is a no-op once it is in ~/.m2.

@@ -56,12 +56,12 @@ type Result struct {
 // half is the median one. (The paper ran an open-source implementation
 // that picks the first such column instead.)
 //
-// The release is k-anonymous by suppression (verify.NonSmooth) and does not
+// The release is k-anonymous by suppression (matrix.NonSmooth) and does not
 // depend on the input row order. After a cut only the smaller side's rows
 // are counted again (see internal/mondrian), so even on sparse graphs,
 // where most cuts peel a few rows off a large partition, the counting is
-// O(entries · log n) updates of O(log n) each (dblp: about a second, was
-// 154 s when every partition was counted afresh). m is not modified.
+// O(entries · log n) updates of O(log n) each, where counting every
+// partition afresh would be quadratic on them. m is not modified.
 func Mondrian(ctx context.Context, m *matrix.Matrix, p MondrianParams) (*Result, error) {
 	start := time.Now()
 	if err := m.Validate(); err != nil {

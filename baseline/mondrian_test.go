@@ -92,7 +92,7 @@ func TestMondrianReleases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: verify.NonSmooth})
+			rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: matrix.NonSmooth})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +174,7 @@ func TestMondrianAdult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := verify.Check(m, res.Release, verify.Params{K: 8, Mode: verify.NonSmooth})
+	rep, err := verify.Check(m, res.Release, verify.Params{K: 8, Mode: matrix.NonSmooth})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,7 +119,7 @@ func BenchmarkDBLP(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep, err := verify.Check(m, whole.Release, verify.Params{K: 8, Mode: verify.Smooth})
+		rep, err := verify.Check(m, whole.Release, verify.Params{K: 8, Mode: matrix.Smooth})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -52,8 +52,8 @@ type Params struct {
 	Overwrite bool
 	// K is the anonymity parameter. Required; >= 2 (k = 1 needs no pipeline).
 	K int
-	// Mode is smooth or nonsmooth. Optional; default verify.Smooth.
-	Mode verify.Mode
+	// Mode is smooth or nonsmooth. Optional; default matrix.Smooth.
+	Mode matrix.Mode
 	// ChunkSize is the target rows per chunk. Optional; default DefaultChunkSize; >= 2K.
 	ChunkSize int64
 	// Seed makes the run reproducible (MinHash and per-chunk solver seeds). Optional; default 0.

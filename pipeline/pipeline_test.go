@@ -113,7 +113,7 @@ func TestRunPrismVerifiesAndIsDeterministic(t *testing.T) {
 	if len(bytes1) != 3 {
 		t.Fatalf("%d shards, want 3", len(bytes1))
 	}
-	chk, err := verify.Check(in, out1, verify.Params{K: 5, Mode: verify.Smooth})
+	chk, err := verify.Check(in, out1, verify.Params{K: 5, Mode: matrix.Smooth})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,13 +219,13 @@ func TestRunNonSmooth(t *testing.T) {
 	dir := t.TempDir()
 	in, files := writeInput(t, dir, gen.SBMParams{N: 600, S: 30, Q: 0.5, P: 0.01, Seed: 4})
 	p := Params{Input: filepath.Join(dir, "*.parquet"), Output: filepath.Join(dir, "out"), K: 4,
-		Mode: verify.NonSmooth, ChunkSize: 200, Seed: 1}
+		Mode: matrix.NonSmooth, ChunkSize: 200, Seed: 1}
 	res := runOK(t, p)
 	if res.Report.Created != 0 {
 		t.Errorf("nonsmooth release created %d entries", res.Report.Created)
 	}
 	out, _ := readRelease(t, p.Output)
-	chk, err := verify.Check(in, out, verify.Params{K: 4, Mode: verify.NonSmooth})
+	chk, err := verify.Check(in, out, verify.Params{K: 4, Mode: matrix.NonSmooth})
 	if err != nil || !chk.Valid {
 		t.Fatalf("verify.Check: %v %v", err, chk.GetProblems())
 	}

@@ -29,7 +29,7 @@ func loadDataset(tb testing.TB, name string) *matrix.Matrix {
 	return datasets.ForTest(tb, name)
 }
 
-func benchSolve(b *testing.B, name string, mode verify.Mode, v Variant) {
+func benchSolve(b *testing.B, name string, mode matrix.Mode, v Variant) {
 	m := loadDataset(b, name)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -40,11 +40,11 @@ func benchSolve(b *testing.B, name string, mode verify.Mode, v Variant) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(m.NumRows()), "ns/row")
 }
 
-func BenchmarkAdultSmooth(b *testing.B)    { benchSolve(b, "adult", verify.Smooth, Improved) }
-func BenchmarkAdultNonSmooth(b *testing.B) { benchSolve(b, "adult", verify.NonSmooth, Improved) }
-func BenchmarkAdultPaper(b *testing.B)     { benchSolve(b, "adult", verify.Smooth, Paper) }
-func BenchmarkSBMSmooth(b *testing.B)      { benchSolve(b, "sbm", verify.Smooth, Improved) }
-func BenchmarkDBLPSmooth(b *testing.B)     { benchSolve(b, "dblp", verify.Smooth, Improved) }
+func BenchmarkAdultSmooth(b *testing.B)    { benchSolve(b, "adult", matrix.Smooth, Improved) }
+func BenchmarkAdultNonSmooth(b *testing.B) { benchSolve(b, "adult", matrix.NonSmooth, Improved) }
+func BenchmarkAdultPaper(b *testing.B)     { benchSolve(b, "adult", matrix.Smooth, Paper) }
+func BenchmarkSBMSmooth(b *testing.B)      { benchSolve(b, "sbm", matrix.Smooth, Improved) }
+func BenchmarkDBLPSmooth(b *testing.B)     { benchSolve(b, "dblp", matrix.Smooth, Improved) }
 
 // BenchmarkUserLists solves generated power-law user lists (mean degree
 // 10, 1e5 columns) of growing size with each neighbour search and reports

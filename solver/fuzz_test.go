@@ -32,7 +32,7 @@ func FuzzSolve(f *testing.F) {
 		}
 		p := Params{K: 1 + int(k)%n, Seed: int64(len(data)), Restarts: 3}
 		if nonsmooth {
-			p.Mode = verify.NonSmooth
+			p.Mode = matrix.NonSmooth
 		}
 		if paper {
 			p.Variant = Paper

@@ -18,10 +18,8 @@ const localityKeyRanks = 4
 // rows holding them, descending, then by id), compared lexicographically, a
 // shorter list first; ties keep the user-id order. The solver numbers its
 // users in this order, so neighbouring users share memory: every stage
-// reads the features of users close to the one at hand, and on inputs far
-// larger than the CPU caches this was measured faster (bench medians: dblp
-// 7.7 -> 5.3 s, adult 0.51 -> 0.41 s; alternating runs on generated user
-// lists: 1e5 rows 2.9 -> 2.5 s, 1e6 rows 59 -> 48 s). The order depends only
+// reads the features of users close to the one at hand, which keeps the
+// reads in the CPU caches on inputs far larger than them. The order depends only
 // on the rows' contents and user ids, never on the input row order, so
 // releases stay independent of it.
 func localityOrder(m *matrix.Matrix, rows []int32, workers int) []int32 {

@@ -20,9 +20,10 @@ import (
 // users sharing no feature with any facility all tie, and sending them to the
 // earliest facility gathers them in one cluster that split then cuts into
 // similar groups; breaking ties by lowest row instead (knn.Facilities'
-// default) scatters them and drops improved smooth Jaccard from 30.0% to
-// 23.6% (seed 1). So when Meyerson runs on knn.Facilities (large power-law
-// inputs, see knnFacilitiesLoad) the rows are ranked by processing order.
+// default) scatters them and lowers the improved smooth Jaccard markedly
+// (docs/performance-notes.md). So when Meyerson runs on knn.Facilities
+// (large power-law inputs, see knnFacilitiesLoad) the rows are ranked by
+// processing order.
 type facSet struct {
 	pr     *problem
 	point  []int32 // facility -> point
@@ -461,8 +462,8 @@ func (s *state) meyersonOnce(cost []float64, r int) *run {
 	ru := &run{fs: fs, assign: make([]int32, pr.n), index: r}
 	for i, u := range order {
 		// Hint the memory of the users ahead, in dependent stages as in
-		// meyersonOnceKNN: dblp's restarts took 25% less time with the
-		// hints (1.21-1.32 -> 0.89-1.01 s, three alternating runs).
+		// meyersonOnceKNN: on inputs larger than the CPU caches the
+		// restart's loads would otherwise miss one after the other.
 		if q := hintAhead(pr, order, i, cost, ru.assign); q >= 0 {
 			prefetch.Line(unsafe.Pointer(&upto[q]))
 			prefetch.Line(unsafe.Pointer(&cf[q]))

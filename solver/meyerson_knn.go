@@ -12,7 +12,7 @@ import (
 // canonical users, ranked by the restart's processing order: then "lowest
 // rank", knn's tie rule, is "earliest opened", the facSet tie rule, and both
 // give the same clustering. knn's prefix-filtered search with entry
-// signatures, over lists of the open facilities only, stays faster on large
+// signatures, over lists of the open facilities only, scales better on large
 // power-law data (see knnFacilitiesLoad). One index (s.knnIndex) serves
 // every restart.
 type knnFacilities struct {
@@ -74,10 +74,8 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 	ru := &run{fs: kf, assign: make([]int32, pr.n), index: r}
 	for i, u := range order {
 		// Hint the memory of the queries ahead (see knn.Facilities.Ahead):
-		// on a million rows in random order every one of these loads
-		// missed the caches, and a restart took 30% less time with the
-		// hints (1.60 -> 1.14 s, two restarts at once; 1e5 rows: 80 ->
-		// 56 ms).
+		// on inputs larger than the CPU caches, taken in random order,
+		// every one of these loads would miss the caches.
 		kf.f.Ahead(order, i)
 		hintAhead(pr, order, i, cost, ru.assign)
 		p := pr.userPoint[u]

@@ -9,9 +9,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver/internal/knn"
-	"github.com/smoothanon/smoothanon/solver/internal/par"
 	"github.com/smoothanon/smoothanon/solver/internal/prefetch"
-	"github.com/smoothanon/smoothanon/verify"
 )
 
 // problem is the input in canonical order, with identical rows merged into
@@ -30,8 +28,8 @@ type problem struct {
 	orig      []uint32 // dense feature id -> input feature id
 	maxDeg    int32
 	// nbr lists, per point, its nbrPoints nearest other points (-1 pads),
-	// as found by facilityCosts (points with enough identical copies have
-	// none).
+	// as found by facilityCostsKNN (points with enough identical copies
+	// have none).
 	nbr []int32
 	// bits holds every point as a bitset of words words when there are
 	// few columns (nf ≤ denseColumns); distances are then popcounts.
@@ -82,7 +80,7 @@ func (pr *problem) postingsLoad() float64 {
 	return sq / float64(max(pr.np, 1))
 }
 
-// nbrPoints is the number of nearest points facilityCosts records.
+// nbrPoints is the number of nearest points facilityCostsKNN records.
 const nbrPoints = 4
 
 // neighbours returns the recorded nearest points of p.
@@ -91,14 +89,6 @@ func (pr *problem) neighbours(p int32) []int32 {
 		return nil
 	}
 	return pr.nbr[int(p)*nbrPoints : int(p+1)*nbrPoints]
-}
-
-// searchName describes the exact neighbour search in use.
-func (pr *problem) searchName() string {
-	if pr.bits != nil {
-		return "exact: bitset brute force over distinct rows"
-	}
-	return "exact: inverted index over distinct rows"
 }
 
 func (pr *problem) bitsOf(p int32) []uint64 {
@@ -140,8 +130,9 @@ func newProblem(m *matrix.Matrix) *problem {
 	// Points: identical rows share one, numbered by their first user. An
 	// open-addressing table of row hashes finds a row's point (a hash
 	// match is confirmed by comparing the rows); the rows' slots are
-	// hinted a few rows ahead. On a million rows this takes 0.1 s where a
-	// map keyed by the rows' bytes took 0.4-0.6 s, missing the caches.
+	// hinted a few rows ahead, so that the lookups do not wait on cache
+	// misses one after the other (as a Go map keyed by the rows' bytes
+	// did).
 	size := 16
 	for size < 2*n {
 		size <<= 1
@@ -238,133 +229,12 @@ func newProblem(m *matrix.Matrix) *problem {
 	return pr
 }
 
-// facilityCosts returns, per point, factor × the sum of the distances from
-// one of its users to its nn nearest other users (exact; all other users
-// when there are fewer than nn). A zero sum gives cost 0 even when factor is
-// infinite.
-func (pr *problem) facilityCosts(nn int, factor float64, w int) []float64 {
-	cost := make([]float64, pr.np)
-	type scratch struct {
-		cnt     []int32
-		touched []int32
-		hist    []int64
-		hd      []int32
-	}
-	sc := make([]scratch, w)
-	for i := range sc {
-		sc[i] = scratch{cnt: make([]int32, pr.np), hist: make([]int64, 2*pr.maxDeg+2)}
-	}
-	others := pr.n - 1
-	need0 := min(nn, others)
-	pr.nbr = make([]int32, pr.np*nbrPoints)
-	for i := range pr.nbr {
-		pr.nbr[i] = -1
-	}
-	par.For(w, pr.np, 256, func(k, lo, hi int) {
-		s := &sc[k]
-		var top [nbrPoints]int32
-		var topD [nbrPoints]int32
-		for p := int32(lo); p < int32(hi); p++ {
-			need := int64(need0) - int64(pr.w[p]-1)
-			if need <= 0 {
-				cost[p] = 0
-				continue
-			}
-			dp := pr.deg(p)
-			nt := 0
-			// add counts wt users at distance d (point q) and keeps the
-			// nearest points by (distance, index).
-			add := func(d int32, wt int32, q int32) {
-				if s.hist[d] == 0 {
-					s.hd = append(s.hd, d)
-				}
-				s.hist[d] += int64(wt)
-				if nt == nbrPoints && (d > topD[nt-1] || (d == topD[nt-1] && q > top[nt-1])) {
-					return
-				}
-				i := min(nt, nbrPoints-1)
-				if nt < nbrPoints {
-					nt++
-				}
-				for i > 0 && (topD[i-1] > d || (topD[i-1] == d && top[i-1] > q)) {
-					top[i], topD[i] = top[i-1], topD[i-1]
-					i--
-				}
-				top[i], topD[i] = q, d
-			}
-			if pr.bits != nil {
-				// Brute force: every other point, by popcount.
-				bp := pr.bitsOf(p)
-				for q := int32(0); q < int32(pr.np); q++ {
-					if q != p {
-						add(hamming(bp, pr.bitsOf(q)), pr.w[q], q)
-					}
-				}
-				copy(pr.nbr[int(p)*nbrPoints:], top[:nt])
-				if sum := pr.sumSmallest(s.hist, &s.hd, need); sum > 0 {
-					cost[p] = factor * sum
-				}
-				continue
-			}
-			for _, f := range pr.row(p) {
-				for _, q := range pr.post[pr.postOff[f]:pr.postOff[f+1]] {
-					if q == p {
-						continue
-					}
-					if s.cnt[q] == 0 {
-						s.touched = append(s.touched, q)
-					}
-					s.cnt[q]++
-				}
-			}
-			for _, q := range s.touched {
-				add(dp+pr.deg(q)-2*s.cnt[q], pr.w[q], q)
-			}
-			// Threshold from sharing points, then points sharing nothing
-			// (distance dp+deg q) that are closer.
-			slices.Sort(s.hd)
-			limit := int32(1 << 30)
-			var acc int64
-			for _, d := range s.hd {
-				acc += s.hist[d]
-				if acc >= need {
-					limit = d
-					break
-				}
-			}
-			var got int64
-			for _, q := range pr.byDeg {
-				d := dp + pr.deg(q)
-				if d >= limit || got >= need {
-					break
-				}
-				if q == p || s.cnt[q] > 0 {
-					continue
-				}
-				add(d, pr.w[q], q)
-				got += int64(pr.w[q])
-			}
-			sum := pr.sumSmallest(s.hist, &s.hd, need)
-			copy(pr.nbr[int(p)*nbrPoints:], top[:nt])
-			for _, q := range s.touched {
-				s.cnt[q] = 0
-			}
-			s.touched = s.touched[:0]
-			if sum == 0 {
-				cost[p] = 0
-			} else {
-				cost[p] = factor * sum
-			}
-		}
-	})
-	return cost
-}
-
-// facilityCostsKNN is facilityCosts computed with knn.KNearest (exact when
-// maxScan is 0, else bounded by it; its prefix-filtered search stays fast
-// on power-law data where the plain inverted index of facilityCosts is
-// quadratic). ix indexes the input in the problem's order. It also
-// records the nearest points, and describes the search that ran.
+// facilityCostsKNN returns, per point, factor × the sum of the distances
+// from one of its users to its nn nearest other users (all other users when
+// there are fewer than nn), found with knn.KNearest: exact when maxScan is
+// 0, else bounded by it. A zero sum gives cost 0 even when factor is
+// infinite. ix indexes the input in the problem's order. It also records
+// the nearest points (see neighbours), and describes the search that ran.
 func (pr *problem) facilityCostsKNN(ix *knn.Index, nn int, factor float64, w int, maxScan int) ([]float64, *knn.Graph, string, error) {
 	g, st, err := ix.KNearest(nn, knn.Options{Workers: w, MaxScan: maxScan})
 	if err != nil {
@@ -405,28 +275,10 @@ func (pr *problem) facilityCostsKNN(ix *knn.Index, nn int, factor float64, w int
 	return cost, g, search, nil
 }
 
-// sumSmallest returns the sum of the need smallest distances of the
-// histogram (hist[d] users at distance d, for d in *hd) and clears it.
-func (pr *problem) sumSmallest(hist []int64, hd *[]int32, need int64) float64 {
-	slices.Sort(*hd)
-	var sum float64
-	left := need
-	for _, d := range *hd {
-		if left > 0 {
-			t := min(left, hist[d])
-			sum += float64(t) * float64(d)
-			left -= t
-		}
-		hist[d] = 0
-	}
-	*hd = (*hd)[:0]
-	return sum
-}
-
 // centre returns the released row (input feature ids, sorted) of a
 // cluster. cnt is zeroed scratch of length nf and touched scratch (as for
 // costOf); cnt is left zeroed.
-func (pr *problem) centre(members []int32, mode verify.Mode, cnt []int32, touched *[]int32) []uint32 {
+func (pr *problem) centre(members []int32, mode matrix.Mode, cnt []int32, touched *[]int32) []uint32 {
 	for _, u := range members {
 		for _, f := range pr.urow(u) {
 			if cnt[f] == 0 {
@@ -450,16 +302,16 @@ func (pr *problem) centre(members []int32, mode verify.Mode, cnt []int32, touche
 }
 
 // keep says whether a feature held by h of s users is released.
-func keep(h, s int32, mode verify.Mode) bool {
-	if mode == verify.NonSmooth {
+func keep(h, s int32, mode matrix.Mode) bool {
+	if mode == matrix.NonSmooth {
 		return h == s
 	}
 	return 2*h >= s
 }
 
 // featCost is the number of changed entries of a feature held by h of s.
-func featCost(h, s int32, mode verify.Mode) int64 {
-	if mode == verify.NonSmooth {
+func featCost(h, s int32, mode matrix.Mode) int64 {
+	if mode == matrix.NonSmooth {
 		if h == s {
 			return 0
 		}
@@ -470,7 +322,7 @@ func featCost(h, s int32, mode verify.Mode) int64 {
 
 // costOf is the number of changed entries when members form one cluster.
 // cnt is zeroed scratch of length nf; it is left zeroed.
-func (pr *problem) costOf(members []int32, mode verify.Mode, cnt []int32, touched *[]int32) int64 {
+func (pr *problem) costOf(members []int32, mode matrix.Mode, cnt []int32, touched *[]int32) int64 {
 	for _, u := range members {
 		for _, f := range pr.urow(u) {
 			if cnt[f] == 0 {

@@ -76,21 +76,21 @@ const (
 	// facilityMaxScan, keeping the best users found (the default). On
 	// dense power-law data the exact work per query grows with the rows;
 	// bounded, it does not. Where the bound is never reached the release
-	// is the exact one; on every data set of the quality table, and on
-	// generated user lists up to 1e6 rows, the Jaccard is the exact one's
-	// (README, "Known limits").
+	// is the exact one; on the data sets of the quality table and on
+	// generated user lists the Jaccard is the exact one's
+	// (docs/performance-notes.md).
 	Bounded Search = iota
 	// Exact finds the true nearest users and facilities.
 	Exact
 )
 
-// The bounds of Bounded, in index entries per query, measured on 1e5 and
-// 1e6 generated user lists: with 128 the neighbour distance sums come out
-// 10% / 17% above the exact ones and the search grows 1.19× per row instead
-// of 3×; the open-facility queries start from the best open neighbour, and
-// 16 entries ran the restarts at 1e6 in 8.3 s against 9.8 s with 32 (about
-// 16 s exact). Neither changed the Jaccard of a release there or on the
-// quality data sets. (Variables only so that tests can shrink them.)
+// The bounds of Bounded, in index entries per query, chosen on generated
+// user lists (docs/performance-notes.md): the neighbour bound keeps the
+// work per row nearly flat as the rows grow while the distance sums stay
+// close to the exact ones; the open-facility queries start from the best
+// open neighbour, so a small bound suffices. Neither changes the Jaccard
+// of a release there or on the quality data sets. (Variables only so that
+// tests can shrink them.)
 var (
 	neighbourMaxScan = 128
 	facilityMaxScan  = 16
@@ -129,8 +129,8 @@ type Params struct {
 	// K is the smallest cluster size. Required; at least 1 and at most the
 	// number of rows.
 	K int
-	// Mode is the anonymity notion. Optional; default verify.Smooth.
-	Mode verify.Mode
+	// Mode is the anonymity notion. Optional; default matrix.Smooth.
+	Mode matrix.Mode
 	// Beta sets the neighbourhood of the facility cost (βk nearest users)
 	// and α = 1/β. Optional; default 2 (0 means default); at least 1.
 	// Beta = 1 makes α = 1 and the opening cost factor 2α/(1−α) infinite:
@@ -168,7 +168,7 @@ func CheckParams(p Params, rows int) error {
 	if p.K > 1<<30 {
 		return fmt.Errorf("k = %d is too large", p.K)
 	}
-	if p.Mode != verify.Smooth && p.Mode != verify.NonSmooth {
+	if p.Mode != matrix.Smooth && p.Mode != matrix.NonSmooth {
 		return fmt.Errorf("invalid mode %d (want smooth or nonsmooth)", int(p.Mode))
 	}
 	if p.Beta < 0 {
@@ -348,19 +348,13 @@ func (s *state) maxScan(bound int) int {
 	return bound
 }
 
-// useKNN selects knn.KNearest for the facility costs (tests compare both).
-var useKNN = true
-
 // knnFacilitiesLoad is the postings load (see problem.postingsLoad) above
-// which Meyerson runs on knn.Facilities. Measured (both give the same
-// release) since the restarts share one knn index: user lists of 1e4 rows
-// (load ≈ 9e3), the paper's SBM (3.7e3) and playstore (2.5e4) take the same
-// time either way; user lists of 3e4 rows (2.7e4) are 13% and of 1e5 rows
-// (8.9e4) 19% faster on knn.Facilities; dblp (load 149) is 10× faster on
-// facSet. facSet's bounded search (degree buckets, rarest features first)
-// does not scale to 1e6 user-list rows, where the bound stays loose on the
-// popular features' lists (546 s of a 662 s CPU solve in facSet.sharing
-// when last measured).
+// which Meyerson runs on knn.Facilities (both give the same release; the
+// load at which they cost the same is in docs/performance-notes.md).
+// facSet wins on inputs with a low load such as dblp; its bounded search
+// (degree buckets, rarest features first) does not scale to large
+// power-law inputs, where the bound stays loose on the popular features'
+// lists and the search scans them in full.
 const knnFacilitiesLoad = 1e4
 
 func withDefaults(p Params) Params {
@@ -393,14 +387,13 @@ type state struct {
 	// useKNNFacilities runs Meyerson on knn.Facilities instead of facSet
 	// (same result, different speed).
 	useKNNFacilities bool
-	// graph is the knn.KNearest graph of canon (nil without useKNN, and
-	// once the facilities are closed); it lets knn.Facilities and facSet's
+	// graph is the knn.KNearest graph of canon (nil once the facilities
+	// are closed); it lets knn.Facilities and facSet's
 	// closing answer some nearest-facility queries from the neighbour
 	// lists (same answers).
 	graph *knn.Graph
 	// ix is the knn index of canon, shared by the neighbour search and
-	// the restarts' facility sets (nil when neither uses knn, and once
-	// the facilities are closed).
+	// the restarts' facility sets (nil once the facilities are closed).
 	ix *knn.Index
 	// facBase is the knn.Facilities index of canon (see knnIndex).
 	facBase *knn.Facilities
@@ -423,22 +416,15 @@ func (s *state) run() error {
 	pr := s.pr
 	s.progress("neighbours", 0, pr.np)
 	s.useKNNFacilities = pr.bits == nil && pr.postingsLoad() > knnFacilitiesLoad
-	if useKNN || s.useKNNFacilities {
-		var err error
-		if s.ix, err = knn.NewIndex(s.canon, par.Workers(s.p.Workers)); err != nil {
-			return err
-		}
+	w := par.Workers(s.p.Workers)
+	var err error
+	if s.ix, err = knn.NewIndex(s.canon, w); err != nil {
+		return err
 	}
 	var cost []float64
-	if useKNN {
-		var err error
-		cost, s.graph, s.search, err = pr.facilityCostsKNN(s.ix, s.p.K*s.p.Beta, openingFactor(s.p.Beta), par.Workers(s.p.Workers), s.maxScan(neighbourMaxScan))
-		if err != nil {
-			return err
-		}
-	} else {
-		cost = pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), par.Workers(s.p.Workers))
-		s.search = pr.searchName()
+	cost, s.graph, s.search, err = pr.facilityCostsKNN(s.ix, s.p.K*s.p.Beta, openingFactor(s.p.Beta), w, s.maxScan(neighbourMaxScan))
+	if err != nil {
+		return err
 	}
 	if err := s.ctx.Err(); err != nil {
 		return err
@@ -450,8 +436,8 @@ func (s *state) run() error {
 	}
 	s.facilityCost = best.cost
 	clusters := s.closeSmall(best)
-	// Free the index and the graph (at 1e6 user lists about 60 and 130
-	// MB) before the improvement step, which reads neither.
+	// Free the index and the graph (both grow with the input)
+	// before the improvement step, which reads neither.
 	best, s.ix, s.facBase, s.graph = nil, nil, nil, nil
 	if err := s.ctx.Err(); err != nil {
 		return err

@@ -34,7 +34,7 @@ func TestCheckParams(t *testing.T) {
 		{"k<0", Params{K: -3}, 100, "k = -3"},
 		{"k>rows", Params{K: 101}, 100, "k = 101 is larger than the number of rows (100)"},
 		{"no rows", Params{K: 1}, 0, "number of rows (0)"},
-		{"mode", Params{K: 2, Mode: verify.Mode(7)}, 10, "invalid mode 7"},
+		{"mode", Params{K: 2, Mode: matrix.Mode(7)}, 10, "invalid mode 7"},
 		{"beta<0", Params{K: 2, Beta: -1}, 10, "beta = -1"},
 		{"beta=1", Params{K: 2, Beta: 1}, 10, ""},
 		{"restarts<0", Params{K: 2, Restarts: -2}, 10, "restarts = -2"},
@@ -175,7 +175,7 @@ func solveChecked(t *testing.T, m *matrix.Matrix, p Params) *Result {
 	return res
 }
 
-var allModes = []verify.Mode{verify.Smooth, verify.NonSmooth}
+var allModes = []matrix.Mode{matrix.Smooth, matrix.NonSmooth}
 var allVariants = []Variant{Improved, Paper}
 
 func TestEdgeCases(t *testing.T) {
@@ -223,7 +223,7 @@ func TestEdgeCases(t *testing.T) {
 			for _, v := range allVariants {
 				t.Run(fmt.Sprintf("%s/%s/%s", c.name, md, v), func(t *testing.T) {
 					res := solveChecked(t, c.m, Params{K: c.k, Mode: md, Variant: v, Seed: 7})
-					if c.name == "k=1" && md == verify.Smooth && v == Improved && !res.Release.Equal(c.m) {
+					if c.name == "k=1" && md == matrix.Smooth && v == Improved && !res.Release.Equal(c.m) {
 						t.Errorf("k=1 improved release differs from the input")
 					}
 					if c.name == "identical" && !res.Release.Equal(c.m) {
@@ -250,13 +250,13 @@ func TestHalfTieKept(t *testing.T) {
 		m.Append(fmt.Sprintf("u%d", i), f)
 	}
 	for _, v := range allVariants {
-		res := solveChecked(t, m, Params{K: 8, Mode: verify.Smooth, Variant: v})
+		res := solveChecked(t, m, Params{K: 8, Mode: matrix.Smooth, Variant: v})
 		for i := 0; i < 8; i++ {
 			if got := res.Release.Row(i); !slices.Equal(got, []uint32{1, 2}) {
 				t.Fatalf("%s smooth: row %d = %v, want [1 2]", v, i, got)
 			}
 		}
-		res = solveChecked(t, m, Params{K: 8, Mode: verify.NonSmooth, Variant: v})
+		res = solveChecked(t, m, Params{K: 8, Mode: matrix.NonSmooth, Variant: v})
 		for i := 0; i < 8; i++ {
 			if got := res.Release.Row(i); !slices.Equal(got, []uint32{1}) {
 				t.Fatalf("%s nonsmooth: row %d = %v, want [1]", v, i, got)
@@ -297,8 +297,8 @@ func TestNonSmoothGroupsShareFeatures(t *testing.T) {
 	const hubs, k = 20, 8
 	m := hubsAndSingles(hubs, k)
 	for seed := int64(1); seed <= 3; seed++ {
-		res := solveChecked(t, m, Params{K: k, Mode: verify.NonSmooth, Seed: seed})
-		rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: verify.NonSmooth})
+		res := solveChecked(t, m, Params{K: k, Mode: matrix.NonSmooth, Seed: seed})
+		rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: matrix.NonSmooth})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +320,7 @@ func TestPartitionCommon(t *testing.T) {
 		members[i] = int32(i)
 	}
 	for _, common := range []bool{true, false} {
-		groups := newSplitter(pr).partitions(members, k, verify.NonSmooth, common)[0]
+		groups := newSplitter(pr).partitions(members, k, matrix.NonSmooth, common)[0]
 		seen := 0
 		pure := 0
 		for i, g := range groups {
@@ -369,12 +369,12 @@ func TestPartitionCommonLongLists(t *testing.T) {
 	for i := range members {
 		members[i] = int32(i)
 	}
-	groups := newSplitter(pr).partitions(members, k, verify.NonSmooth, true)[0]
+	groups := newSplitter(pr).partitions(members, k, matrix.NonSmooth, true)[0]
 	cnt := make([]int32, pr.nf)
 	var touched []int32
 	var cost int64
 	for _, g := range groups {
-		cost += pr.costOf(g, verify.NonSmooth, cnt, &touched)
+		cost += pr.costOf(g, matrix.NonSmooth, cnt, &touched)
 	}
 	// 2,600 entries; keeping feature 0 for all 600 holders costs 2,000.
 	if cost > 2000+k {
@@ -545,9 +545,9 @@ func TestUserListsSharedFeatures(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		md   verify.Mode
+		md   matrix.Mode
 		hash string
-	}{{verify.Smooth, "77bd97c9f1a739dc"}, {verify.NonSmooth, "729b2d5e9a2909d2"}} {
+	}{{matrix.Smooth, "77bd97c9f1a739dc"}, {matrix.NonSmooth, "729b2d5e9a2909d2"}} {
 		res := solveChecked(t, m, Params{K: 8, Mode: c.md, Seed: 1})
 		rep, err := verify.Measure(m, res.Release)
 		if err != nil {
@@ -701,7 +701,8 @@ func TestDeltasChurn(t *testing.T) {
 	}
 }
 
-// TestFacilityCosts compares the exact neighbour sums with brute force.
+// TestFacilityCosts compares the exact neighbour sums of knn.KNearest
+// on few and on many columns with brute force.
 func TestFacilityCosts(t *testing.T) {
 	for _, cols := range []int{15, 2 * denseColumns} { // bitsets, inverted index
 		testFacilityCosts(t, cols)
@@ -718,18 +719,14 @@ func testFacilityCosts(t *testing.T, cols int) {
 	if (pr.bits != nil) != (pr.nf <= denseColumns) {
 		t.Fatalf("%d columns: bitsets %v", pr.nf, pr.bits != nil)
 	}
+	ix, err := knn.NewIndex(m, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, nn := range []int{1, 5, 16, 500} {
-		got := pr.facilityCosts(nn, 1, 2)
-		ix, err := knn.NewIndex(m, 2)
+		got, _, _, err := pr.facilityCostsKNN(ix, nn, 1, 2, 0)
 		if err != nil {
 			t.Fatal(err)
-		}
-		viaKNN, _, _, err := pr.facilityCostsKNN(ix, nn, 1, 2, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(got, viaKNN) {
-			t.Fatalf("nn=%d: knn.KNearest costs differ from the inverted index", nn)
 		}
 		for u := 0; u < pr.n; u++ {
 			var ds []int
@@ -762,9 +759,9 @@ func testFacilityCosts(t *testing.T, cols int) {
 func TestAdultQuality(t *testing.T) {
 	m := loadDataset(t, "adult")
 	for _, c := range []struct {
-		md  verify.Mode
+		md  matrix.Mode
 		min float64
-	}{{verify.Smooth, 0.91}, {verify.NonSmooth, 0.84}} {
+	}{{matrix.Smooth, 0.91}, {matrix.NonSmooth, 0.84}} {
 		res := solveChecked(t, m, Params{K: 8, Mode: c.md, Seed: 1})
 		rep, _ := verify.Check(m, res.Release, verify.Params{K: 8, Mode: c.md})
 		t.Logf("adult %s: jaccard %.4f, %d clusters", c.md, rep.Jaccard, res.Info.Clusters)
@@ -819,12 +816,16 @@ func TestFacilitySetsAgree(t *testing.T) {
 			var got [6][][]int32
 			for i := range got {
 				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3, Search: Exact}), ctx: context.Background(), canon: m, pr: newProblem(m), useKNNFacilities: i%2 == 1}
-				cost := s.pr.facilityCosts(s.p.K*s.p.Beta, openingFactor(s.p.Beta), 2)
+				ix, err := knn.NewIndex(m, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cost, _, _, err := s.pr.facilityCostsKNN(ix, s.p.K*s.p.Beta, openingFactor(s.p.Beta), 2, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
 				if s.useKNNFacilities {
-					var err error
-					if s.ix, err = knn.NewIndex(m, 2); err != nil {
-						t.Fatal(err)
-					}
+					s.ix = ix
 				}
 				if i >= 2 {
 					opts := knn.Options{Workers: 2}

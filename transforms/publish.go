@@ -12,6 +12,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 	"github.com/smoothanon/smoothanon/verify"
 )
@@ -41,7 +42,7 @@ type PublishParams struct {
 	Overwrite bool
 	// K and Mode are what the release must satisfy. Required.
 	K    int
-	Mode verify.Mode
+	Mode matrix.Mode
 	// ChunkSize and InputFiles are reported in PipelineInfo. Optional.
 	ChunkSize, InputFiles int64
 }
@@ -94,7 +95,7 @@ type publishFn struct {
 }
 
 func (fn *publishFn) ProcessElement(_ []byte, st Stats, emit func(string)) error {
-	rep := BuildReport(st, fn.K, verify.Mode(fn.Mode))
+	rep := BuildReport(st, fn.K, matrix.Mode(fn.Mode))
 	rep.Pipeline.ChunkSize = fn.ChunkSize
 	rep.Pipeline.InputFiles = fn.InputFiles
 	if err := WriteReport(StagingReport(fn.Staging), rep); err != nil {
@@ -122,7 +123,7 @@ func (fn *publishFn) ProcessElement(_ []byte, st Stats, emit func(string)) error
 }
 
 // BuildReport turns the job's Stats into a RunReport with its verdict.
-func BuildReport(st Stats, k int, mode verify.Mode) *smoothanonpb.RunReport {
+func BuildReport(st Stats, k int, mode matrix.Mode) *smoothanonpb.RunReport {
 	rep := &smoothanonpb.RunReport{
 		Mode:               mode.String(),
 		K:                  int32(k),
@@ -181,10 +182,10 @@ func BuildReport(st Stats, k int, mode verify.Mode) *smoothanonpb.RunReport {
 	if st.SmallClasses > 0 {
 		add("%d classes smaller than k=%d", st.SmallClasses, k)
 	}
-	if mode == verify.Smooth && st.MajorityViolations > 0 {
+	if mode == matrix.Smooth && st.MajorityViolations > 0 {
 		add("%d (class, feature) pairs break the majority rule", st.MajorityViolations)
 	}
-	if mode == verify.NonSmooth && st.Created > 0 {
+	if mode == matrix.NonSmooth && st.Created > 0 {
 		add("%d entries created in a nonsmooth release", st.Created)
 	}
 	if st.HashCollisions > 0 {

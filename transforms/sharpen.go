@@ -15,9 +15,9 @@ import (
 // Re-cut at the same quantiles, a row near a boundary moves to the side
 // where most of its features' rows lie, while the clamp keeps a row with
 // popular features (held in many chunks) from being pulled across the
-// whole order. On dblp (3 chunks of ~1e5) this lifts the pipeline's
-// Jaccard from 0.288 to 0.292, against 0.300 for a whole-data solve; with 31
-// chunks it still gains (0.188 → 0.189), where an unclamped round loses.
+// whole order. On dblp this brings the pipeline's Jaccard closer to a
+// whole-data solve's, with few chunks and with many, where an unclamped
+// round loses (docs/performance-notes.md).
 //
 // Values are integers (chunk index × scale, |v| < 2^29), so sums are exact
 // and the order is the same on every runner.

@@ -32,10 +32,10 @@ const (
 	// KeySpectral (the default) leads with a smoothed random coordinate
 	// (see spectral.go): rows of one community get nearly equal values, so
 	// only the communities at chunk boundaries are split; the pipeline adds
-	// one sharpening round (ChunkParams.Sharpen). On dblp at chunk size 1e5
-	// it loses about 0.8 Jaccard points against a whole-data solve, where the
-	// hub key loses 3 and plain MinHash 4. On lists without community
-	// structure KeyHub does better. Each iteration costs a
+	// one sharpening round (ChunkParams.Sharpen). On dblp it loses the
+	// least Jaccard against a whole-data solve of the keys, the hub key
+	// and plain MinHash more (docs/performance-notes.md). On lists without
+	// community structure KeyHub does better. Each iteration costs a
 	// pass over the rows, a shuffle of per-bundle sums per feature and a side
 	// input of one value per feature.
 	KeySpectral Key = iota

@@ -13,15 +13,14 @@ import (
 	"github.com/smoothanon/smoothanon/lsh"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver"
-	"github.com/smoothanon/smoothanon/verify"
 )
 
 // SolveParams configure Solve.
 type SolveParams struct {
 	// K is the anonymity parameter. Required; >= 2.
 	K int
-	// Mode is smooth or nonsmooth. Optional; default verify.Smooth.
-	Mode verify.Mode
+	// Mode is smooth or nonsmooth. Optional; default matrix.Smooth.
+	Mode matrix.Mode
 	// Seed is the run seed; chunk c is solved with a seed mixed from
 	// (Seed, c), so a retried chunk reproduces its release. Optional.
 	Seed int64
@@ -126,7 +125,7 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*S
 		m.Offsets = append(m.Offsets, int64(len(m.Features)))
 	}
 	start := time.Now()
-	res, err := solver.Solve(ctx, m, solver.Params{K: fn.K, Mode: verify.Mode(fn.Mode), Seed: ChunkSeed(fn.Seed, chunk),
+	res, err := solver.Solve(ctx, m, solver.Params{K: fn.K, Mode: matrix.Mode(fn.Mode), Seed: ChunkSeed(fn.Seed, chunk),
 		Beta: fn.Beta, Restarts: fn.Restarts, Variant: solver.Variant(fn.Variant),
 		Search: solver.Search(fn.Search), Workers: fn.Workers})
 	if err != nil {

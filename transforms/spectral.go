@@ -123,8 +123,8 @@ func leadKey(c int64) uint64 { return uint64(c) ^ 1<<63 }
 
 // Rounds are aggregated in blocks: Beam's lifted combiner caches only a few
 // thousand keys per bundle, so with one key per feature nearly every entry
-// would cross the shuffle on its own (2.1M elements per round on dblp,
-// where prism spends ~10 s per round). Instead each bundle sums its
+// would cross the shuffle on its own (on dblp, millions of elements per
+// round). Instead each bundle sums its
 // entries per feature in memory and emits one featBlock per block of
 // 2^blockBits consecutive feature ids it touched; blocks merge exactly.
 const blockBits = 12

@@ -12,7 +12,6 @@ import (
 
 	"github.com/smoothanon/smoothanon/lsh"
 	"github.com/smoothanon/smoothanon/matrix"
-	"github.com/smoothanon/smoothanon/verify"
 )
 
 func TestCodersRoundTrip(t *testing.T) {
@@ -167,13 +166,13 @@ func TestJudgeClass(t *testing.T) {
 		t.Fatalf("merged %+v", m)
 	}
 	var st Stats
-	judgeClass(&st, m, 4, verify.Smooth)
+	judgeClass(&st, m, 4, matrix.Smooth)
 	// feature 1 held by 2 of 4 (a tie is fine), feature 2 by 1 of 4 (violation).
 	if st.Classes != 1 || st.SmallClasses != 0 || st.MajorityViolations != 1 || len(st.Problems) != 1 {
 		t.Errorf("smooth: %+v", st)
 	}
 	st = Stats{}
-	judgeClass(&st, m, 5, verify.NonSmooth)
+	judgeClass(&st, m, 5, matrix.NonSmooth)
 	if st.SmallClasses != 1 || st.MajorityViolations != 0 {
 		t.Errorf("nonsmooth k=5: %+v", st)
 	}
@@ -188,22 +187,22 @@ func TestBuildReport(t *testing.T) {
 		Classes: 2, Chunks: 1}
 	ok.ClassSize.Add(4)
 	ok.ClassSize.Add(6)
-	r := BuildReport(ok, 4, verify.Smooth)
+	r := BuildReport(ok, 4, matrix.Smooth)
 	if !r.Valid || r.Suppressed != 10 || math.Abs(r.Jaccard-30.0/46) > 1e-12 || r.MinClass != 4 || r.ClassSize.Mean != 5 {
 		t.Errorf("valid stats: %+v", r)
 	}
 	bad := []struct {
 		edit func(*Stats)
-		mode verify.Mode
+		mode matrix.Mode
 		want string
 	}{
-		{func(s *Stats) { s.SmallClasses = 1 }, verify.Smooth, "smaller than k"},
-		{func(s *Stats) { s.MajorityViolations = 2 }, verify.Smooth, "majority"},
-		{func(s *Stats) {}, verify.NonSmooth, "created"},
-		{func(s *Stats) { s.RowsWritten = 9 }, verify.Smooth, "9 rows written"},
-		{func(s *Stats) { s.Rows = 9 }, verify.Smooth, "9 rows released"},
-		{func(s *Stats) { s.DuplicateUsers = 1 }, verify.Smooth, "repeated user"},
-		{func(s *Stats) { s.HashCollisions = 1 }, verify.Smooth, "collide"},
+		{func(s *Stats) { s.SmallClasses = 1 }, matrix.Smooth, "smaller than k"},
+		{func(s *Stats) { s.MajorityViolations = 2 }, matrix.Smooth, "majority"},
+		{func(s *Stats) {}, matrix.NonSmooth, "created"},
+		{func(s *Stats) { s.RowsWritten = 9 }, matrix.Smooth, "9 rows written"},
+		{func(s *Stats) { s.Rows = 9 }, matrix.Smooth, "9 rows released"},
+		{func(s *Stats) { s.DuplicateUsers = 1 }, matrix.Smooth, "repeated user"},
+		{func(s *Stats) { s.HashCollisions = 1 }, matrix.Smooth, "collide"},
 	}
 	for _, c := range bad {
 		s := ok

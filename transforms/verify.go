@@ -9,6 +9,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -17,8 +18,8 @@ type VerifyParams struct {
 	// K is the least class size. Required; >= 2.
 	K int
 	// Mode is smooth (majority rule) or nonsmooth (no created entry).
-	// Optional; default verify.Smooth.
-	Mode verify.Mode
+	// Optional; default matrix.Smooth.
+	Mode matrix.Mode
 }
 
 func checkVerifyParams(p VerifyParams) error {
@@ -151,7 +152,7 @@ type classStatsFn struct {
 }
 
 func (fn *classStatsFn) ProcessElement(_ []byte, c ClassAcc, _ func(Stats)) {
-	judgeClass(&fn.acc, c, fn.K, verify.Mode(fn.Mode))
+	judgeClass(&fn.acc, c, fn.K, matrix.Mode(fn.Mode))
 }
 
 func (fn *classStatsFn) FinishBundle(emit func(Stats)) {
@@ -162,7 +163,7 @@ func (fn *classStatsFn) FinishBundle(emit func(Stats)) {
 }
 
 // judgeClass adds one class's size and violations to st.
-func judgeClass(st *Stats, c ClassAcc, k int64, mode verify.Mode) {
+func judgeClass(st *Stats, c ClassAcc, k int64, mode matrix.Mode) {
 	st.Classes++
 	st.ClassSize.Add(c.Rows)
 	if c.Rows < k {
@@ -173,7 +174,7 @@ func judgeClass(st *Stats, c ClassAcc, k int64, mode verify.Mode) {
 		st.HashCollisions += c.Collisions
 		st.problem(fmt.Sprintf("%d rows share a class hash with a different output row", c.Collisions))
 	}
-	if mode == verify.Smooth {
+	if mode == matrix.Smooth {
 		bad := 0
 		for _, h := range c.Hits {
 			if 2*h < c.Rows {

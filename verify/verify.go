@@ -21,46 +21,12 @@ import (
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 )
 
-// Mode is the anonymity notion a release must satisfy.
-type Mode int
-
-const (
-	// Smooth is smooth-k-anonymity: classes of at least k identical rows
-	// whose features were each held by at least half the class originally.
-	Smooth Mode = iota
-	// NonSmooth is k-anonymity by suppression: classes of at least k
-	// identical rows and no created entries.
-	NonSmooth
-)
-
-// String returns "smooth" or "nonsmooth".
-func (m Mode) String() string {
-	switch m {
-	case Smooth:
-		return "smooth"
-	case NonSmooth:
-		return "nonsmooth"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
-
-// ParseMode parses "smooth" or "nonsmooth".
-func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "smooth":
-		return Smooth, nil
-	case "nonsmooth":
-		return NonSmooth, nil
-	}
-	return 0, fmt.Errorf("invalid mode %q (want smooth or nonsmooth)", s)
-}
-
 // Params say what a release must satisfy.
 type Params struct {
 	// K is the smallest allowed class size. Required; at least 1.
 	K int
 	// Mode is the anonymity notion. Optional; default Smooth.
-	Mode Mode
+	Mode matrix.Mode
 }
 
 // CheckParams reports the first bad parameter.
@@ -68,7 +34,7 @@ func CheckParams(p Params) error {
 	if p.K < 1 {
 		return fmt.Errorf("k = %d, must be at least 1", p.K)
 	}
-	if p.Mode != Smooth && p.Mode != NonSmooth {
+	if p.Mode != matrix.Smooth && p.Mode != matrix.NonSmooth {
 		return fmt.Errorf("invalid mode %d (want Smooth or NonSmooth)", int(p.Mode))
 	}
 	if int64(p.K) > 1<<31-1 {
@@ -124,7 +90,7 @@ func Check(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, error) {
 // classes, Mode "" and K 0, and its Valid and Problems only say whether
 // the release names exactly the input's users, each once.
 func Measure(in, out *matrix.Matrix) (*smoothanonpb.RunReport, error) {
-	return check(in, out, Params{K: 1, Mode: Smooth}, false)
+	return check(in, out, Params{K: 1, Mode: matrix.Smooth}, false)
 }
 
 // check is Check; judge false skips the class size and mode checks (and
@@ -177,7 +143,7 @@ func check(in, out *matrix.Matrix, p Params, judge bool) (*smoothanonpb.RunRepor
 	// many of the class held it originally.
 	var counts []int32
 	var classOff []int64
-	if judge && p.Mode == Smooth {
+	if judge && p.Mode == matrix.Smooth {
 		classOff = make([]int64, nc+1)
 		for c := 0; c < nc; c++ {
 			classOff[c+1] = classOff[c] + int64(len(out.Row(int(cl.rep[c]))))
@@ -219,14 +185,14 @@ func check(in, out *matrix.Matrix, p Params, judge bool) (*smoothanonpb.RunRepor
 			firstNew = x
 		}
 		r.EntriesKept += int64(common)
-		if judge && p.Mode == NonSmooth && common < len(o) {
+		if judge && p.Mode == matrix.NonSmooth && common < len(o) {
 			pr.add("user %q: %d created entries, e.g. feature %d; nonsmooth allows none", out.Users[i], len(o)-common, o[firstNew])
 		}
 	}
 	r.Suppressed = r.EntriesIn - r.EntriesKept
 	r.Created = r.EntriesOut - r.EntriesKept
 
-	if judge && p.Mode == Smooth {
+	if judge && p.Mode == matrix.Smooth {
 		for c := 0; c < nc; c++ {
 			size := cl.size[c]
 			row := out.Row(int(cl.rep[c]))

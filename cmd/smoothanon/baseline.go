@@ -85,7 +85,7 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 		if res, err = baseline.Mondrian(context.Background(), in, baseline.MondrianParams{K: *k}); err != nil {
 			return inputErr(err)
 		}
-		r, err = verify.Check(in, res.Release, verify.Params{K: *k, Mode: verify.NonSmooth})
+		r, err = verify.Check(in, res.Release, verify.Params{K: *k, Mode: matrix.NonSmooth})
 	} else {
 		if res, err = baseline.RandomizedResponse(context.Background(), in, rr); err != nil {
 			return inputErr(err)

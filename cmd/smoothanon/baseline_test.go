@@ -47,7 +47,7 @@ func TestBaselineCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := verify.Check(m, rel, verify.Params{K: 5, Mode: verify.NonSmooth}); err != nil || !rep.Valid {
+	if rep, err := verify.Check(m, rel, verify.Params{K: 5, Mode: matrix.NonSmooth}); err != nil || !rep.Valid {
 		t.Fatalf("mondrian release: %v %v", err, rep.GetProblems())
 	}
 	r := readReport(t, metrics)

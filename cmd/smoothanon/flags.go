@@ -6,7 +6,6 @@ import (
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
-	"github.com/smoothanon/smoothanon/verify"
 )
 
 // choiceValue is a flag.Value checked by parse when it is set, so a bad
@@ -39,8 +38,8 @@ func choiceFlag[T any](fs *flag.FlagSet, name, def string, parse func(string) (T
 	return c.v
 }
 
-func modeFlag(fs *flag.FlagSet) *verify.Mode {
-	return choiceFlag(fs, "mode", "smooth", verify.ParseMode, "smooth or nonsmooth")
+func modeFlag(fs *flag.FlagSet) *matrix.Mode {
+	return choiceFlag(fs, "mode", "smooth", matrix.ParseMode, "smooth or nonsmooth")
 }
 
 func variantFlag(fs *flag.FlagSet) *solver.Variant {

@@ -57,7 +57,7 @@ func TestSolveCommand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			md, _ := verify.ParseMode(mode)
+			md, _ := matrix.ParseMode(mode)
 			rep, _ := verify.Check(m, rel, verify.Params{K: 5, Mode: md})
 			if !rep.Valid {
 				t.Fatalf("%s/%s: written release invalid: %v", mode, variant, rep.Problems)

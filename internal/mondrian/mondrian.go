@@ -214,8 +214,8 @@ func (cc *cutCounter) file(f, c int32) {
 // take takes one holder of f away; the tree and the heaps learn of it at
 // settle. Rows leave in batches (a cut's smaller side) and a feature held
 // by many of them is then moved once, from its count before the batch to
-// its count after, instead of once per holder (BenchmarkPartitionUserLists:
-// 290 -> 174 ms, 3 alternating runs each).
+// its count after, instead of once per holder (see
+// BenchmarkPartitionUserLists).
 func (cc *cutCounter) take(f int32) {
 	if cc.was[f] == 0 {
 		cc.was[f] = cc.cnt[f]

@@ -214,7 +214,7 @@ const rrEpsilon = 10
 func jobs(d dataset, k int) []job {
 	var js []job
 	for _, v := range []solver.Variant{solver.Improved, solver.Paper} {
-		for mi, md := range []verify.Mode{verify.Smooth, verify.NonSmooth} {
+		for mi, md := range []matrix.Mode{matrix.Smooth, matrix.NonSmooth} {
 			target := "—"
 			if v == solver.Improved {
 				target = d.target[mi]
@@ -240,7 +240,7 @@ func jobs(d dataset, k int) []job {
 			if err != nil {
 				return nil, 0, 0, err
 			}
-			rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: verify.NonSmooth})
+			rep, err := verify.Check(m, res.Release, verify.Params{K: k, Mode: matrix.NonSmooth})
 			return rep, res.Info.Partitions, el, err
 		}})
 	for _, level := range []baseline.Level{baseline.Edge, baseline.Node} {

@@ -99,7 +99,12 @@ func TestAdult(t *testing.T) {
 	compareGraphs(t, "adult prefix vs bitset", g2, g)
 }
 
+// TestDBLP checks the exact search on dblp (317,080 rows); skipped under
+// -short (make check) as a long data set.
 func TestDBLP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("dblp (317,080 rows) skipped in -short mode")
+	}
 	m := loadDBLP(t)
 	if m.NumRows() != 317080 || m.NumEntries() != 2099732 {
 		t.Fatalf("dblp: %d rows, %d entries", m.NumRows(), m.NumEntries())

@@ -14,9 +14,7 @@ import (
 // equal (degree, position of the feature in the group) sorted by (degree,
 // position), each run sorted by label (the lowest label of the group's open rows,
 // the tie-break key). It holds only open groups, so a query reads compact
-// lists whose length grows with the open facilities, not with the rows
-// (about 13 MB at the end of a restart on 1e6 user lists: in L3, no longer
-// in L2 as at 1e5).
+// lists whose length grows with the open facilities, not with the rows.
 type openLists struct {
 	lists [][]openRun // feature rank -> runs
 	// some has bit r set when list r is not empty: a query skips the
@@ -25,9 +23,9 @@ type openLists struct {
 	suf  []uint64 // scratch: suffix signatures of the group being inserted
 
 	// Slots: every open group's features, copied into one compact array
-	// when it opens, so verifying a candidate reads about a megabyte (L2
-	// or L3) instead of the whole index's feature array (on 1e6 user
-	// lists 48 MB, in DRAM: two dependent misses per candidate). Entries
+	// when it opens, so verifying a candidate reads a compact array that
+	// stays in the near caches instead of the whole index's feature array
+	// (on large inputs in DRAM: two dependent misses per candidate). Entries
 	// name their group by slot. Slots are not reused: a group closed and
 	// opened again takes a new one, so the store grows with every opening
 	// and closing does not shrink it (the solver's restarts only open,
@@ -42,7 +40,7 @@ type openLists struct {
 
 // openRun is the open groups of one degree and position in one list: the
 // one of lowest label in first, the others in rest by label. A run is
-// never empty, and most hold one group (1e6 user lists: 84% of runs), so
+// never empty, and most hold one group on power-law data, so
 // keeping the first entry in the run itself saves a query a cache miss per
 // run it reads (the lists outgrow the near caches on large inputs).
 type openRun struct {
@@ -189,8 +187,8 @@ func cmpRun(r openRun, k [2]int32) int {
 //
 // Its loops repeat searcher.run's over a different entry type on purpose:
 // with one entry type and verify, refresh and the entry loop as shared
-// searcher methods, KNearest measured 6% slower (1e5 user lists, five
-// alternating runs), and this is the solver's hottest code.
+// searcher methods, KNearest was measurably slower
+// (docs/performance-notes.md), and this is the solver's hottest code.
 func (f *Facilities) nearestOpen(u int32) {
 	s, x, P, o := f.s, f.sh.x, f.sh.P, f.ol
 	t := &s.top
@@ -256,8 +254,7 @@ func (f *Facilities) nearestOpen(u int32) {
 	limit := s.scanLimit()
 	// The lists' headers, then each next list's first run while this one
 	// is read, are hinted ahead: on large inputs the lists sit in L3 or
-	// DRAM and were read one miss after the other (1e6 user lists: two
-	// restarts at once 6% faster; no change at 1e5).
+	// DRAM and would be read one miss after the other.
 	for _, r := range F {
 		prefetch.Line(unsafe.Pointer(&o.lists[r]))
 	}

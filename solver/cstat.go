@@ -1,0 +1,197 @@
+package solver
+
+import "github.com/smoothanon/smoothanon/matrix"
+
+// cstat is a cluster's feature counts for cost deltas.
+//
+// The deltas of adding or removing a member depend, feature by feature of
+// the member's row, only on whether 2h > s, 2h = s or 2h < s (smooth) or on
+// whether h = s or h = s−1 (nonsmooth): a feature held by fewer than half
+// of the cluster counts as if absent. So the deltas read hv, which holds
+// only the features with at least hmin holders, where hmin ≤ ⌈s/2⌉ at all
+// times: a few features, in a few cache lines, where h holds every feature
+// of the cluster. On large inputs the clusters' h do not fit the CPU
+// caches, and lookups in them would be the largest part of refine's moves.
+type cstat struct {
+	s   int32
+	h   fmap    // dense feature -> holders
+	hv  fmap    // the features with at least hmin holders -> holders
+	byH []int32 // byH[h] = features with h holders (h ≥ 1)
+	// hmin is hv's threshold, within heavyBounds(s) (0 while newCstat adds
+	// the members: hv not kept).
+	hmin int32
+	// M = #{f: 2h > s} and W = #{f: 2h ≥ s}, kept up to date by bump and
+	// resize. #{h = s} and #{h = s−1} are read from byH.
+	M, W int32
+}
+
+// newCstat returns the counts of a cluster of members. hv is built once at
+// the end (hmin = 0 while adding: hv not kept).
+func newCstat(pr *problem, members []int32) cstat {
+	c := cstat{byH: make([]int32, 2)}
+	for _, u := range members {
+		c.add(pr.urow(u))
+	}
+	c.reindex()
+	return c
+}
+
+// heavyBounds is the range that hv's threshold may take at size s before
+// hv is rebuilt, and the threshold a rebuild sets. A margin below ⌈s/2⌉
+// lets a cluster shrink by a few members between rebuilds, and a rebuild
+// on growth keeps hv small; both cost a scan of h, at most once per about
+// s/8 size changes.
+func heavyBounds(s int32) (lo, hi, set int32) {
+	half := (s + 1) / 2
+	slack := max(1, s/16)
+	return max(1, half-3*slack), max(1, half), max(1, half-slack)
+}
+
+func (c *cstat) at(h int32) int32 {
+	if h < 1 || int(h) >= len(c.byH) {
+		return 0
+	}
+	return c.byH[h]
+}
+
+// bump changes the holders of f by d (±1) at the current size.
+func (c *cstat) bump(f int32, d int32) {
+	h := c.h.get(f)
+	if h > 0 {
+		c.byH[h]--
+		if 2*h > c.s {
+			c.M--
+		}
+		if 2*h >= c.s {
+			c.W--
+		}
+	}
+	h += d
+	if h > 0 {
+		c.h.set(f, h)
+		for int(h) >= len(c.byH) {
+			c.byH = append(c.byH, 0)
+		}
+		c.byH[h]++
+		if 2*h > c.s {
+			c.M++
+		}
+		if 2*h >= c.s {
+			c.W++
+		}
+	} else {
+		c.h.del(f)
+	}
+	if c.hmin == 0 {
+		return
+	}
+	if h >= c.hmin {
+		c.hv.set(f, h)
+	} else if h+1 == c.hmin && d < 0 {
+		c.hv.del(f)
+	}
+}
+
+// resize changes the size by d (±1), keeping M and W right, and rebuilds
+// hv when its threshold leaves heavyBounds.
+func (c *cstat) resize(d int32) {
+	s := c.s
+	if d > 0 {
+		if (s+1)%2 == 0 {
+			c.M -= c.at((s + 1) / 2)
+		}
+		if s%2 == 0 {
+			c.W -= c.at(s / 2)
+		}
+	} else {
+		if s%2 == 0 {
+			c.M += c.at(s / 2)
+		}
+		if (s-1)%2 == 0 {
+			c.W += c.at((s - 1) / 2)
+		}
+	}
+	c.s += d
+	if lo, hi, _ := heavyBounds(c.s); c.hmin != 0 && (c.hmin < lo || c.hmin > hi) {
+		c.reindex()
+	}
+}
+
+// reindex rebuilds hv at the threshold heavyBounds sets for the size.
+func (c *cstat) reindex() {
+	_, _, set := heavyBounds(c.s)
+	c.hmin = set
+	n := 0
+	for h := int(set); h < len(c.byH); h++ {
+		n += int(c.byH[h])
+	}
+	c.hv.reset(n)
+	c.h.each(func(f, h int32) {
+		if h >= set {
+			c.hv.set(f, h)
+		}
+	})
+}
+
+// add adds a member with row.
+func (c *cstat) add(row []int32) {
+	for _, f := range row {
+		c.bump(f, 1)
+	}
+	c.resize(1)
+}
+
+// remove removes a member with row.
+func (c *cstat) remove(row []int32) {
+	for _, f := range row {
+		c.bump(f, -1)
+	}
+	c.resize(-1)
+}
+
+// deltaIn is the cost change of adding a user with row to c.
+func (c *cstat) deltaIn(row []int32, mode matrix.Mode) int64 {
+	s := c.s
+	if mode == matrix.NonSmooth {
+		a := int64(0)
+		for _, f := range row {
+			if c.hv.get(f) == s {
+				a++
+			}
+		}
+		return int64(len(row)) - int64(s+1)*a + int64(s)*int64(c.at(s))
+	}
+	d := int64(c.M)
+	for _, f := range row {
+		h := c.hv.get(f)
+		d += int64(min(h+1, s-h) - min(h, s-h))
+		if 2*h > s {
+			d--
+		}
+	}
+	return d
+}
+
+// deltaOut is the cost change of removing a member with row from c.
+func (c *cstat) deltaOut(row []int32, mode matrix.Mode) int64 {
+	s := c.s
+	if mode == matrix.NonSmooth {
+		n1 := int64(c.at(s - 1))
+		for _, f := range row {
+			if c.hv.get(f) == s-1 {
+				n1--
+			}
+		}
+		a := int64(c.at(s))
+		return -int64(len(row)) - int64(s-1)*(a+n1) + int64(s)*a
+	}
+	d := -int64(c.W)
+	for _, f := range row {
+		h := c.hv.get(f)
+		d += int64(min(h-1, s-h) - min(h, s-h))
+		if 2*h >= s {
+			d++
+		}
+	}
+	return d
+}

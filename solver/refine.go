@@ -1,0 +1,234 @@
+package solver
+
+import (
+	"slices"
+
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver/internal/par"
+)
+
+// maxRefinePasses bounds the local search.
+const maxRefinePasses = 12
+
+// refineMaxList bounds the work per user of the candidate search: features
+// that would stay in the centres of more than this many clusters are too
+// common to tell clusters apart and are skipped (this keeps refine linear
+// on power-law data, where a few features are held by most users).
+const refineMaxList = 512
+
+// refineCandidates is the number of nearest centres tried per user.
+const refineCandidates = 6
+
+// notFound marks a point's nearest centres as not yet searched in a
+// refine pass (-1 pads a list shorter than refineCandidates).
+const notFound = -2
+
+// refine moves single users to the cluster whose (current) centre is among
+// the nearest to them when the move lowers the total cost and leaves the
+// source cluster with at least k users. Passes over all users in canonical
+// order repeat until no move helps.
+func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
+	r := s.newRefiner(clusters)
+	for pass := 0; pass < maxRefinePasses; pass++ {
+		if err := s.ctx.Err(); err != nil {
+			return nil, err
+		}
+		s.progress("refine"+tag, pass, maxRefinePasses)
+		r.indexCentres()
+		r.findNearest()
+		moves, err := r.movePass()
+		if err != nil {
+			return nil, err
+		}
+		// Stop when a pass moved fewer than 0.1% of the users: later passes
+		// cost a full scan each for a negligible gain.
+		if moves == 0 || int64(moves)*1000 < int64(s.pr.n) {
+			break
+		}
+	}
+	s.progress("refine"+tag, maxRefinePasses, maxRefinePasses)
+	return r.clusters(), nil
+}
+
+// refiner is the state of one refine call.
+type refiner struct {
+	s     *state
+	pr    *problem
+	k     int32
+	mode  matrix.Mode
+	w     int              // workers
+	cl    []int32          // canonical user -> cluster
+	st    []cstat          // cluster -> its feature counts
+	cpost [][]int32        // dense feature -> clusters whose centre a new member holding it would keep it in
+	clen  []int32          // cluster -> centre size
+	cscr  []*centreScratch // worker -> scratch for nearest
+	// cands holds, per point, its refineCandidates nearest centres in
+	// this pass's index (top[0] == notFound: not searched yet).
+	cands []int32
+	tried []int32 // clusters tried for the current user
+}
+
+// newRefiner counts the features of every cluster, in parallel.
+func (s *state) newRefiner(clusters [][]int32) *refiner {
+	pr := s.pr
+	nc := len(clusters)
+	r := &refiner{
+		s: s, pr: pr, k: int32(s.p.K), mode: s.p.Mode, w: par.Workers(s.p.Workers),
+		cl: make([]int32, pr.n), st: make([]cstat, nc),
+		cpost: make([][]int32, pr.nf), clen: make([]int32, nc),
+		cands: make([]int32, pr.np*refineCandidates),
+	}
+	r.cscr = make([]*centreScratch, r.w)
+	par.For(r.w, nc, 256, func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			r.st[c] = newCstat(pr, clusters[c])
+			for _, u := range clusters[c] {
+				r.cl[u] = int32(c)
+			}
+		}
+	})
+	return r
+}
+
+// indexCentres indexes the features a member's move could keep: those in
+// a cluster's centre after adding one more holder.
+func (r *refiner) indexCentres() {
+	for f := range r.cpost {
+		r.cpost[f] = r.cpost[f][:0]
+	}
+	for c := range r.st {
+		r.clen[c] = 0
+		sz := r.st[c].s
+		r.st[c].h.each(func(f, h int32) {
+			if keep(h, sz, r.mode) {
+				r.clen[c]++
+			}
+			if keep(h+1, sz+1, r.mode) {
+				r.cpost[f] = append(r.cpost[f], int32(c))
+			}
+		})
+	}
+}
+
+// scratch returns worker's scratch space for nearest.
+func (r *refiner) scratch(worker int) *centreScratch {
+	if r.cscr[worker] == nil {
+		r.cscr[worker] = &centreScratch{cnt: make([]int32, len(r.st))}
+	}
+	return r.cscr[worker]
+}
+
+// candidates is point p's slot in cands.
+func (r *refiner) candidates(p int32) []int32 {
+	return r.cands[int(p)*refineCandidates : int(p+1)*refineCandidates]
+}
+
+// findNearest finds the nearest centres of every point with a user that
+// may leave its cluster (one of more than k users). They depend only on
+// this pass's index, so they are found first, in parallel; the other
+// points (most once clusters are split) are marked notFound and, should a
+// user of theirs become free to move during the pass, searched then.
+func (r *refiner) findNearest() {
+	pr := r.pr
+	par.For(r.w, pr.np, 1024, func(worker, lo, hi int) {
+		cs := r.scratch(worker)
+	points:
+		for p := int32(lo); p < int32(hi); p++ {
+			top := r.candidates(p)
+			for _, u := range pr.users(p) {
+				if r.st[r.cl[u]].s > r.k {
+					cs.nearest(pr.row(p), r.cpost, r.clen, top)
+					continue points
+				}
+			}
+			top[0] = notFound
+		}
+	})
+}
+
+// movePass visits every user in canonical order and moves it where
+// bestMove says, returning the number of moves.
+func (r *refiner) movePass() (int, error) {
+	pr := r.pr
+	moves := 0
+	for p := int32(0); p < int32(pr.np); p++ {
+		if p&1023 == 0 && r.s.ctx.Err() != nil {
+			return 0, r.s.ctx.Err() // a pass can be long on large inputs
+		}
+		row := pr.row(p)
+		top := r.candidates(p)
+		for _, u := range pr.users(p) {
+			a := r.cl[u]
+			if r.st[a].s <= r.k {
+				continue
+			}
+			if top[0] == notFound {
+				r.scratch(0).nearest(row, r.cpost, r.clen, top)
+			}
+			best := r.bestMove(p, a, row, top)
+			if best < 0 {
+				continue
+			}
+			moves++
+			r.st[a].remove(row)
+			r.st[best].add(row)
+			r.cl[u] = best
+		}
+	}
+	return moves, nil
+}
+
+// bestMove returns the cluster that a user of point p (row) in cluster a
+// lowers the total cost most by moving to, or -1 when no move lowers it;
+// ties go to the lower cluster. It tries the nearest centres top, the
+// clusters of the point's identical users and those of users of its
+// nearest points.
+func (r *refiner) bestMove(p, a int32, row, top []int32) int32 {
+	pr := r.pr
+	out := r.st[a].deltaOut(row, r.mode)
+	best, bestD := int32(-1), int64(0)
+	r.tried = r.tried[:0]
+	consider := func(c int32) {
+		if c == a || slices.Contains(r.tried, c) {
+			return
+		}
+		r.tried = append(r.tried, c)
+		if d := out + r.st[c].deltaIn(row, r.mode); d < bestD || (d == bestD && best >= 0 && c < best) {
+			best, bestD = c, d
+		}
+	}
+	for _, c := range top {
+		if c < 0 {
+			break
+		}
+		consider(c)
+	}
+	for _, v := range pr.users(p)[:min(len(pr.users(p)), 8)] {
+		consider(r.cl[v])
+	}
+	for _, q := range pr.neighbours(p) {
+		if q < 0 {
+			break
+		}
+		for _, v := range pr.users(q)[:min(len(pr.users(q)), 4)] {
+			consider(r.cl[v])
+		}
+	}
+	return best
+}
+
+// clusters returns the non-empty clusters, their members in canonical
+// order.
+func (r *refiner) clusters() [][]int32 {
+	out := make([][]int32, len(r.st))
+	for u := int32(0); u < int32(r.pr.n); u++ {
+		out[r.cl[u]] = append(out[r.cl[u]], u)
+	}
+	res := out[:0]
+	for _, mem := range out {
+		if len(mem) > 0 {
+			res = append(res, mem)
+		}
+	}
+	return res
+}
