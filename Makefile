@@ -8,7 +8,7 @@ BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
+.PHONY: help build image test vet bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -20,10 +20,19 @@ help:
 	@echo "make quality the quality table, written into README.md"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
 	@echo "make proto   regenerate proto/smoothanonpb"
-	@echo "make build   bin/smoothanon"
+	@echo "make build   bin/smoothanon (static)"
+	@echo "make image   the container image IMAGE (default smoothanon:dev) from binaries built here"
 
+# Static and stripped: the same binary serves as --worker_binary for DOCKER
+# and EXTERNAL workers, which run in a scratch image with no dynamic loader.
 build:
-	$(GO) build -o $(BIN) ./cmd/smoothanon
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/smoothanon
+
+# ENGINE picks podman, buildah or docker (default: the first installed);
+# GOARCH the image's architecture. See deploy/README.md.
+IMAGE ?= smoothanon:dev
+image:
+	GO=$(GO) bash deploy/container/build-image.sh $(IMAGE)
 
 # The Flink integration test (pipeline/runners_test.go) needs Beam's Flink job
 # server jar; fetching it is a no-op once it is in ~/.m2.
