@@ -32,7 +32,7 @@ build:
 # GOARCH the image's architecture. See deploy/README.md.
 IMAGE ?= smoothanon:dev
 image:
-	GO=$(GO) bash deploy/container/build-image.sh $(IMAGE)
+	GO=$(GO) ENGINE=$(ENGINE) GOARCH=$(GOARCH) bash deploy/container/build-image.sh $(IMAGE)
 
 # The Flink integration test (pipeline/runners_test.go) needs Beam's Flink job
 # server jar; fetching it is a no-op once it is in ~/.m2.
