@@ -1,28 +1,46 @@
-# smoothanon as a Beam Go SDK harness container (for Dataflow, or Flink/Spark
-# with --environment_type=DOCKER) that also works as a launcher.
+# smoothanon as a Beam Go SDK worker image that also holds the launcher.
 #
-#   docker build -t smoothanon:dev .
-#   # launcher:
-#   docker run --rm -v $PWD/data:/data --entrypoint /bin/smoothanon smoothanon:dev \
-#       run --input /data/in --output /data/out --k 8
-#   # worker container for a portable runner:
-#   smoothanon run ... --runner flink --endpoint HOST:8099 \
-#       --environment_type DOCKER --environment_config smoothanon:dev
+#   docker build -t smoothanon:dev .                       # this machine's arch
+#   docker buildx build --platform linux/amd64,linux/arm64 -t REPO/smoothanon:TAG --push .
 #
-# The base image's ENTRYPOINT (/opt/apache/beam/boot) stays: a runner starts
-# the container, boot fetches the staged worker binary (the launcher itself
-# or --worker_binary) and runs it with --worker=true; main() must then call
-# pipeline.MaybeRunWorker() first (see deploy/README.md).
-# Keep both versions in step with go.mod.
-ARG GO_VERSION=1.26
-ARG BEAM_VERSION=2.77.0
+# Without a registry or a Go base image, `make image` packages binaries built
+# on the host instead (deploy/container/Dockerfile.prebuilt, same layout).
+#
+# What is in it (deploy/container/rootfs.sh lays it out):
+#   /opt/apache/beam/boot          Beam's Go boot loader (ENTRYPOINT), static
+#   /opt/smoothanon/bin/smoothanon the launcher and worker binary, static
+#   /etc/passwd, /etc/group        user beam (65532), which the image runs as
+#   /etc/ssl/certs                 CA certificates (GCS, Dataflow APIs)
+#   /tmp                           writable WORKDIR (boot writes pipeline_options.json there)
+#
+# boot does not run /opt/smoothanon/bin/smoothanon: it fetches the worker
+# binary the launcher staged and runs that, so every run with DOCKER or
+# EXTERNAL workers needs --worker_binary naming a static linux binary for
+# the workers' architecture (in this image: /opt/smoothanon/bin/smoothanon).
+# See deploy/README.md.
+#
+# GO_VERSION must be go.mod's Go version; the build stops if it is not.
+ARG GO_VERSION=1.26.8
 
-FROM golang:${GO_VERSION} AS build
+FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
+ARG TARGETOS=linux
+ARG TARGETARCH
+ENV CGO_ENABLED=0 GOTOOLCHAIN=local
 WORKDIR /src
 COPY go.mod go.sum ./
+RUN want="go$(sed -n 's/^go //p' go.mod)"; have="$(go env GOVERSION)"; \
+    if [ "$have" != "$want" ]; then \
+      echo "Go is $have, go.mod needs $want: build with --build-arg GO_VERSION=${want#go}" >&2; exit 1; \
+    fi
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -o /out/smoothanon ./cmd/smoothanon
+# boot comes from the Beam module go.mod pins, so it matches the SDK.
+RUN GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags='-s -w' -o /out/smoothanon ./cmd/smoothanon && \
+    GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags='-s -w' -o /out/boot github.com/apache/beam/sdks/v2/go/container && \
+    deploy/container/rootfs.sh /rootfs /out/boot /out/smoothanon /etc/ssl/certs/ca-certificates.crt
 
-FROM apache/beam_go_sdk:${BEAM_VERSION}
-COPY --from=build /out/smoothanon /bin/smoothanon
+FROM scratch
+COPY --from=build /rootfs/ /
+USER 65532:65532
+WORKDIR /tmp
+ENTRYPOINT ["/opt/apache/beam/boot"]

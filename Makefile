@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build check test vet staticcheck race bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
+.PHONY: help build image check test vet staticcheck race bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -24,10 +24,19 @@ help:
 	@echo "make quality the quality table, written into README.md"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
 	@echo "make proto   regenerate proto/smoothanonpb"
-	@echo "make build   bin/smoothanon"
+	@echo "make build   bin/smoothanon (static)"
+	@echo "make image   the container image IMAGE (default smoothanon:dev) from binaries built here"
 
+# Static and stripped: the same binary serves as --worker_binary for DOCKER
+# and EXTERNAL workers, which run in a scratch image with no dynamic loader.
 build:
-	$(GO) build -o $(BIN) ./cmd/smoothanon
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN) ./cmd/smoothanon
+
+# ENGINE picks podman, buildah or docker (default: the first installed);
+# GOARCH the image's architecture. See deploy/README.md.
+IMAGE ?= smoothanon:dev
+image:
+	GO=$(GO) ENGINE=$(ENGINE) GOARCH=$(GOARCH) bash deploy/container/build-image.sh $(IMAGE)
 
 # The quick loop: no JVM, no long data sets (tests skip them under -short).
 check: vet

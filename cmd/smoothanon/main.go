@@ -6,8 +6,23 @@
 //	smoothanon <command> [flags]
 //
 // Each command lives in its own file and registers itself in init().
-// Exit codes: 0 success, 1 a release that failed verification, 2 bad input or
-// usage.
+//
+// Installed under the name smoothanon-<command> (a copy or a link), the
+// binary runs that command with all its arguments as flags: Dataflow's Flex
+// Template launcher starts it so, naming no command (deploy/dataflow).
+//
+// Exit codes:
+//
+//	0  success, and -h/--help
+//	1  a release that failed verification (run, solve, baseline, verify);
+//	   nothing is published
+//	2  bad usage or input: unknown command or flag, bad flag value, missing
+//	   or unreadable input, output not empty
+//	3  run only: the runner failed — job submission, the job server or a
+//	   worker failed, or the job was cancelled
+//
+// Started by a runner as a Beam worker (--worker=true), it exits with the
+// Beam harness's status instead.
 package main
 
 import (
@@ -16,7 +31,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/smoothanon/smoothanon/pipeline"
 )
@@ -118,5 +135,17 @@ func main() {
 	// Started by a Beam runner as an SDK harness (--worker=true ...): serve
 	// bundles and exit. LOOPBACK and prism workers live in this process instead.
 	pipeline.MaybeRunWorker()
-	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runMain(commandArgs(os.Args), os.Stdout, os.Stderr))
+}
+
+// commandArgs returns the command line for runMain: os.Args[1:], preceded
+// by the command when the binary runs as smoothanon-<command>.
+func commandArgs(osArgs []string) []string {
+	name := strings.TrimSuffix(filepath.Base(osArgs[0]), ".exe")
+	if c, ok := strings.CutPrefix(name, "smoothanon-"); ok {
+		if _, known := commands[c]; known {
+			return append([]string{c}, osArgs[1:]...)
+		}
+	}
+	return osArgs[1:]
 }

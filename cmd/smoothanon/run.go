@@ -61,7 +61,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, K: *k, Mode: *mode,
 		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: *variant, Search: *search, Beta: *beta, Restarts: *restarts,
-		Workers: *workers, Runner: *runners.Runner, Key: *chunkKey, SpectralIterations: *iterations}
+		Workers: *workers, Runner: runnerName(*runners.Runner), Key: *chunkKey, SpectralIterations: *iterations}
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}
@@ -82,7 +82,24 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	return runErr(err)
 }
 
-// runErr maps pipeline errors to exit codes: 2 input, 1 verification.
+// runnerAliases are the other names Beam registers for the runners the
+// pipeline supports (Dataflow's Flex Template launcher may pass
+// --runner=DataflowRunner).
+var runnerAliases = map[string]string{
+	"DataflowRunner": "dataflow", "FlinkRunner": "flink", "PrismRunner": "prism",
+	"PortableRunner": "universal", "portable": "universal",
+}
+
+// runnerName maps a Beam runner alias to the pipeline's name for it.
+func runnerName(r string) string {
+	if n, ok := runnerAliases[r]; ok {
+		return n
+	}
+	return r
+}
+
+// runErr maps pipeline errors to exit codes: 2 input, 1 verification,
+// 3 anything else (the runner failed).
 func runErr(err error) error {
 	var ie *pipeline.InputError
 	switch {

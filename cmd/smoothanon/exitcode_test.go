@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/pipeline"
+)
+
+// TestRunErrClasses maps each class of pipeline error to the exit code
+// main.go's package doc promises.
+func TestRunErrClasses(t *testing.T) {
+	if runErr(nil) != nil {
+		t.Error("runErr(nil) is an error")
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+		code int
+	}{
+		{"input", &pipeline.InputError{Err: errors.New("no such file")}, 2},
+		{"verification", fmt.Errorf("job: %w", pipeline.ErrVerification), 1},
+		{"runner", errors.New("job server unreachable"), 3},
+	} {
+		var ee *exitError
+		if err := runErr(c.err); !errors.As(err, &ee) || ee.code != c.code {
+			t.Errorf("%s error: %v, want exit code %d", c.name, err, c.code)
+		}
+	}
+}
+
+// TestExitCodes runs the CLI into each documented exit code.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	m, err := gen.SBM(gen.SBMParams{N: 64, S: 8, Q: 0.6, P: 0.01, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in.parquet")
+	if err := matrix.WriteMatrix(in, m, matrix.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"help", []string{"help"}, 0},
+		{"command help", []string{"run", "-h"}, 0},
+		{"no command", nil, 2},
+		{"unknown command", []string{"nosuch"}, 2},
+		{"unknown flag", []string{"run", "--nosuch"}, 2},
+		{"bad k", []string{"run", "--input", in, "--output", filepath.Join(dir, "o1"), "--k", "1"}, 2},
+		{"missing input", []string{"run", "--input", filepath.Join(dir, "none.parquet"), "--output", filepath.Join(dir, "o2"), "--k", "2"}, 2},
+		// Dataflow without --project fails at submission, before any network.
+		{"runner failure", []string{"run", "--input", in, "--output", filepath.Join(dir, "o3"), "--k", "2", "--runner", "dataflow"}, 3},
+		{"invalid release", []string{"verify", "--input", in, "--output", in, "--k", "64"}, 1},
+	} {
+		if code := runMain(c.args, io.Discard, io.Discard); code != c.code {
+			t.Errorf("%s (%q): exit code %d, want %d", c.name, c.args, code, c.code)
+		}
+	}
+}
+
+func TestCommandArgsByName(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"/template/smoothanon-run", "--k=8"}, "[run --k=8]"},
+		{[]string{"smoothanon", "run", "--k=8"}, "[run --k=8]"},
+		{[]string{"/usr/bin/smoothanon-nosuch", "--k=8"}, "[--k=8]"},
+	} {
+		if got := fmt.Sprint(commandArgs(c.argv)); got != c.want {
+			t.Errorf("commandArgs(%q) = %s, want %s", c.argv, got, c.want)
+		}
+	}
+}
+
+func TestRunnerAliases(t *testing.T) {
+	for alias, name := range map[string]string{"DataflowRunner": "dataflow", "flink": "flink", "PortableRunner": "universal", "": ""} {
+		if got := runnerName(alias); got != name {
+			t.Errorf("runnerName(%q) = %q, want %q", alias, got, name)
+		}
+	}
+}
