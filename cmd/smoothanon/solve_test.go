@@ -148,10 +148,7 @@ func TestProgressPrinter(t *testing.T) {
 	step(50, "refine (candidate 1/3)", 1, 12)  // within 200 ms: not printed
 	step(50, "split (candidate 3/3)", 40, 40)  // completed: printed
 	step(250, "refine (candidate 3/3)", 1, 12) // after 200 ms: printed
-	var got []string
-	for _, l := range strings.Split(buf.String(), "\r\033[K")[1:] {
-		got = append(got, l)
-	}
+	got := strings.Split(buf.String(), "\r\033[K")[1:]
 	want := []string{"solve: refine (candidate 1/3) 0/12", "solve: split (candidate 3/3) 40/40", "solve: refine (candidate 3/3) 1/12"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("status lines %q, want %q", got, want)
