@@ -17,7 +17,7 @@ help:
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
-	@echo "make quality the quality table, written into README.md"
+	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
 	@echo "make proto   regenerate proto/smoothanonpb"
 	@echo "make build   bin/smoothanon"
@@ -82,14 +82,10 @@ ROWS ?= 10000000
 bench-flink:
 	bash deploy/flink/bench-local.sh $(ROWS)
 
-# The quality table (k = 8, 10 seeds, every dataset in ../shared/data/raw),
-# printed and written into README.md between the quality markers.
+# The quality document docs/quality.md (k = 8, 10 seeds, every data set in
+# ../shared/data/raw): generated, replaced whole, never edited by hand.
 quality:
-	@mkdir -p out
-	$(GO) run ./internal/quality -seeds 10 | tee out/quality.md
-	@awk -v f=out/quality.md 'BEGIN { while ((getline l < f) > 0) q = q l "\n" } \
-	  /<!-- quality:begin -->/ { print; printf "%s", q; skip = 1; next } \
-	  /<!-- quality:end -->/ { skip = 0 } !skip' README.md > README.md.tmp && mv README.md.tmp README.md
+	$(GO) run ./cmd/quality -seeds 10 -out docs/quality.md
 
 FUZZ_TARGETS := importer:FuzzAdult importer:FuzzPlaystore importer:FuzzEdges importer:FuzzPairs \
 	matrix:FuzzReadParquet verify:FuzzCheck solver:FuzzSolve
