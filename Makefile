@@ -8,7 +8,7 @@ BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
+.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling quality figures proto demo fuzz flink-jobserver
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
 	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
+	@echo "make figures docs/figures/*.png: the paper's figures (FIGURES_PIPELINE=false skips the dblp pipeline sweep)"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
 	@echo "make proto   regenerate proto/smoothanonpb"
 	@echo "make build   bin/smoothanon"
@@ -86,6 +87,14 @@ bench-flink:
 # ../shared/data/raw): generated, replaced whole, never edited by hand.
 quality:
 	$(GO) run ./cmd/quality -seeds 10 -out docs/quality.md
+
+# The paper's evaluation figures as PNGs under docs/figures (docs/figures.md
+# describes them), with the measured values in docs/figures/figures.json.
+# FIGURES_PIPELINE=false skips the dblp chunk-size sweep through the
+# pipeline, the slowest part, and redraws its last measured values.
+FIGURES_PIPELINE ?= true
+figures:
+	$(GO) run ./cmd/figures -out docs/figures -pipeline=$(FIGURES_PIPELINE)
 
 FUZZ_TARGETS := importer:FuzzAdult importer:FuzzPlaystore importer:FuzzEdges importer:FuzzPairs \
 	matrix:FuzzReadParquet verify:FuzzCheck solver:FuzzSolve

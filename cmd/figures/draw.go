@@ -66,11 +66,12 @@ func save(f *figure, path string, stdout io.Writer) error {
 	if f.caption != "" {
 		sty := f.plot.X.Label.TextStyle
 		sty.Font.Size = vg.Points(9)
+		sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
 		captionH = sty.Rectangle(f.caption).Size().Y + vg.Points(8)
 		c.FillText(sty, vg.Point{X: c.Min.X + vg.Points(6), Y: c.Min.Y + vg.Points(5)}, f.caption)
 	}
 	legendW := f.legend.Rectangle(c).Size().X + vg.Points(16)
-	f.plot.Draw(draw.Crop(c, 0, -legendW, captionH, 0))
+	f.plot.Draw(draw.Crop(c, vg.Points(4), -legendW, captionH, -vg.Points(6)))
 	f.legend.Draw(draw.Crop(c, figWidth-legendW+vg.Points(8), 0, captionH, -vg.Points(28)))
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {

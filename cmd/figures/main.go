@@ -107,7 +107,7 @@ func parse(args []string, stderr io.Writer) (params, error) {
 	if fs.NArg() > 0 {
 		return params{}, &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	p := params{out: *out, raw: *raw, names: strings.Split(*names, ","), seeds: *seeds, pipeline: *pipe, replot: *replot, reuse: *reuse}
+	p := params{out: *out, raw: *raw, names: nonEmpty(strings.Split(*names, ",")), seeds: *seeds, pipeline: *pipe, replot: *replot, reuse: *reuse}
 	var err error
 	if p.ks, err = ints("-ks", *ks, 2); err != nil {
 		return p, err
@@ -129,4 +129,16 @@ func ints(flagName, s string, min int) ([]int, error) {
 		xs = append(xs, x)
 	}
 	return xs, nil
+}
+
+// nonEmpty drops the empty strings of xs: -datasets "" names none (with
+// -reuse, to run only the chunk sweep).
+func nonEmpty(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -15,10 +16,58 @@ import (
 )
 
 // jaccardAxis labels the Jaccard axes.
-const jaccardAxis = "Jaccard similarity |E∩E'| / |E∪E'| (0 to 1)"
+const jaccardAxis = "Jaccard similarity of input and release (0 to 1)"
 
 // epsilonAxis labels the ε axes.
 const epsilonAxis = "ε of ε-edge differential privacy (nats)"
+
+// setJaccardAxis makes the y axis a Jaccard axis from lo to hi with a
+// labelled tick every 0.1 (every 0.02 on a range of at most 0.3).
+func setJaccardAxis(p *plot.Plot, lo, hi float64) {
+	p.Y.Min, p.Y.Max = lo, hi
+	per, prec := 10.0, 1
+	if hi-lo <= 0.3 {
+		per, prec = 50, 2
+	}
+	var ts plot.ConstantTicks
+	for i := math.Ceil(lo*per - 1e-9); i <= hi*per+1e-9; i++ {
+		v := i / per
+		if v == 0 {
+			v = 0 // not −0, which prints "-0.0"
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', prec, 64)})
+	}
+	p.Y.Tick.Marker = ts
+}
+
+// setEpsilonAxis makes the y axis an ε axis from 0 to above hi with a
+// labelled tick at every integer (every even one above 10).
+func setEpsilonAxis(p *plot.Plot, hi float64) {
+	step := 1.0
+	if hi > 10 {
+		step = 2
+	}
+	top := math.Ceil(hi/step) * step
+	p.Y.Min, p.Y.Max = 0, top
+	var ts plot.ConstantTicks
+	for v := 0.0; v <= top+1e-9; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)})
+	}
+	p.Y.Tick.Marker = ts
+}
+
+// powerTicks labels every power of ten from 10^lo to 10^hi on a log axis.
+func powerTicks(lo, hi int) plot.ConstantTicks {
+	var ts plot.ConstantTicks
+	for e := lo; e <= hi; e++ {
+		label := fmt.Sprintf("1e%d", e)
+		if e == 0 {
+			label = "1"
+		}
+		ts = append(ts, plot.Tick{Value: math.Pow10(e), Label: label})
+	}
+	return ts
+}
 
 // kTicks puts a labelled tick at every k on a log axis.
 func kTicks(ks []int) plot.ConstantTicks {
@@ -99,7 +148,7 @@ func drawJaccardK(s setResult) *figure {
 		"k (anonymity parameter, log scale)", jaccardAxis,
 		fmt.Sprintf("%s; every release passed verify.Check. Hollow markers: the paper's k = 8 results (table %s).", runs, paper.Table))
 	setKAxis(f.plot, s.Ks)
-	f.plot.Y.Min, f.plot.Y.Max = 0, 1
+	setJaccardAxis(f.plot, 0, 1)
 	xs := make([]float64, len(s.Ks))
 	for i, k := range s.Ks {
 		xs[i] = float64(k)
@@ -124,14 +173,16 @@ func drawKEpsilon(sets []setResult) *figure {
 		fmt.Sprintf("ε found by bisection (to %.3f) of randomized response's measured Jaccard against the smooth release's.", epsTolerance))
 	ks := sets[0].Ks
 	setKAxis(f.plot, ks)
+	hi := 0.0
 	for i, s := range sets {
 		xs := make([]float64, len(s.Ks))
 		for j, k := range s.Ks {
 			xs[j] = float64(k)
 		}
 		addLine(f, fmt.Sprintf("%s (density %.2g)", s.Name, s.Density), xs, s.EpsilonAtK, i, nil, setGlyphs[i%len(setGlyphs)])
+		hi = math.Max(hi, slices.Max(s.EpsilonAtK))
 	}
-	f.plot.Y.Min = 0
+	setEpsilonAxis(f.plot, hi)
 	return f
 }
 
@@ -142,7 +193,7 @@ func drawEpsilonDensity(sets []setResult) *figure {
 	f := newFigure("ε needed for a Jaccard level vs density", "density λ = |E| / (rows × columns) (log scale)", epsilonAxis,
 		"Lines: the main term of the paper's randomized-response theorem. Markers: ε measured on our data (bisection).")
 	f.plot.X.Scale = plot.LogScale{}
-	f.plot.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	f.plot.X.Tick.Marker = powerTicks(-6, 0)
 	lo, hi := 1e-6, 1.0
 	for li, j := range jaccardLevels {
 		var pts plotter.XYs
@@ -172,7 +223,7 @@ func drawEpsilonDensity(sets []setResult) *figure {
 		}
 	}
 	f.plot.X.Min, f.plot.X.Max = lo, hi
-	f.plot.Y.Min = 0
+	setEpsilonAxis(f.plot, boundEpsilon(jaccardLevels[len(jaccardLevels)-1], lo))
 	return f
 }
 
@@ -210,15 +261,7 @@ func drawChunks(sw *chunkSweep) *figure {
 	}
 	l.Offset = vg.Point{X: -vg.Points(3), Y: -vg.Points(16)}
 	f.plot.Add(l)
-	minJ := math.Min(sw.Whole, slicesMin(sw.Jaccard))
-	f.plot.Y.Min, f.plot.Y.Max = math.Max(0, minJ-0.05), math.Min(1, sw.Whole+0.03)
+	minJ := math.Min(sw.Whole, slices.Min(sw.Jaccard))
+	setJaccardAxis(f.plot, math.Max(0, math.Floor((minJ-0.05)*10)/10), math.Min(1, math.Ceil((sw.Whole+0.03)*10)/10))
 	return f
-}
-
-func slicesMin(xs []float64) float64 {
-	m := math.Inf(1)
-	for _, x := range xs {
-		m = math.Min(m, x)
-	}
-	return m
 }
