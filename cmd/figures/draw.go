@@ -40,6 +40,7 @@ func newFigure(title, x, y, caption string) *figure {
 	p.Add(gridLines())
 	l := plot.NewLegend()
 	l.Top, l.Left = true, true
+	l.Padding = vg.Points(3)
 	return &figure{plot: p, legend: l, caption: caption}
 }
 
