@@ -56,7 +56,10 @@ func setEpsilonAxis(p *plot.Plot, hi float64) {
 	p.Y.Tick.Marker = ts
 }
 
-// powerTicks labels every power of ten from 10^lo to 10^hi on a log axis.
+// powerTicks labels every integer from lo to hi as the power of ten it
+// stands for, on an axis of log10 values. (A log axis would do, but gonum's
+// plot places a log axis's label box at the arithmetic midpoint of the
+// range and shrinks the plot to fit it.)
 func powerTicks(lo, hi int) plot.ConstantTicks {
 	var ts plot.ConstantTicks
 	for e := lo; e <= hi; e++ {
@@ -64,7 +67,7 @@ func powerTicks(lo, hi int) plot.ConstantTicks {
 		if e == 0 {
 			label = "1"
 		}
-		ts = append(ts, plot.Tick{Value: math.Pow10(e), Label: label})
+		ts = append(ts, plot.Tick{Value: float64(e), Label: label})
 	}
 	return ts
 }
@@ -192,13 +195,12 @@ func drawKEpsilon(sets []setResult) *figure {
 func drawEpsilonDensity(sets []setResult) *figure {
 	f := newFigure("ε needed for a Jaccard level vs density", "density λ = |E| / (rows × columns) (log scale)", epsilonAxis,
 		"Lines: the main term of the paper's randomized-response theorem. Markers: ε measured on our data (bisection).")
-	f.plot.X.Scale = plot.LogScale{}
 	f.plot.X.Tick.Marker = powerTicks(-6, 0)
 	lo, hi := 1e-6, 1.0
 	for li, j := range jaccardLevels {
 		var pts plotter.XYs
 		for e := math.Log10(lo); e <= math.Log10(hi)-0.01; e += 0.02 {
-			pts = append(pts, plotter.XY{X: math.Pow(10, e), Y: boundEpsilon(j, math.Pow(10, e))})
+			pts = append(pts, plotter.XY{X: e, Y: boundEpsilon(j, math.Pow(10, e))})
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
@@ -214,7 +216,7 @@ func drawEpsilonDensity(sets []setResult) *figure {
 			if li == 0 {
 				name = s.Name + " (measured)"
 			}
-			sc := addPoints(f, "", plotter.XYs{{X: s.Density, Y: s.EpsilonAtJaccard[li]}}, li, setGlyphs[si%len(setGlyphs)], vg.Points(4))
+			sc := addPoints(f, "", plotter.XYs{{X: math.Log10(s.Density), Y: s.EpsilonAtJaccard[li]}}, li, setGlyphs[si%len(setGlyphs)], vg.Points(4))
 			if name != "" {
 				legendGlyph := *sc
 				legendGlyph.Color = color.Black
@@ -222,7 +224,7 @@ func drawEpsilonDensity(sets []setResult) *figure {
 			}
 		}
 	}
-	f.plot.X.Min, f.plot.X.Max = lo, hi
+	f.plot.X.Min, f.plot.X.Max = math.Log10(lo), math.Log10(hi)
 	setEpsilonAxis(f.plot, boundEpsilon(jaccardLevels[len(jaccardLevels)-1], lo))
 	return f
 }
@@ -233,15 +235,15 @@ func drawChunks(sw *chunkSweep) *figure {
 	f := newFigure(fmt.Sprintf("%s through the pipeline: Jaccard vs chunk size (smooth, k = %d)", pipelineSet, pipelineK),
 		"chunk size (target rows per chunk, log scale)", jaccardAxis,
 		"Prism runner, seed 1; every published release re-read and checked with verify.Check. Labels: number of chunks.")
-	f.plot.X.Scale = plot.LogScale{}
+	// x is log10 of the chunk size (see powerTicks for why not a log axis).
 	var ticks plot.ConstantTicks
 	xs := make([]float64, len(sw.ChunkSizes))
 	for i, cs := range sw.ChunkSizes {
-		xs[i] = float64(cs)
-		ticks = append(ticks, plot.Tick{Value: xs[i], Label: strconv.FormatFloat(xs[i], 'g', -1, 64)})
+		xs[i] = math.Log10(float64(cs))
+		ticks = append(ticks, plot.Tick{Value: xs[i], Label: strconv.Itoa(cs)})
 	}
 	f.plot.X.Tick.Marker = ticks
-	f.plot.X.Min, f.plot.X.Max = xs[0]/1.2, xs[len(xs)-1]*1.2
+	f.plot.X.Min, f.plot.X.Max = xs[0]-0.08, xs[len(xs)-1]+0.08
 	addLine(f, "pipeline (chunked)", xs, sw.Jaccard, 0, nil, draw.CircleGlyph{})
 	whole, err := plotter.NewLine(plotter.XYs{{X: f.plot.X.Min, Y: sw.Whole}, {X: f.plot.X.Max, Y: sw.Whole}})
 	if err != nil {
