@@ -264,6 +264,6 @@ func drawChunks(sw *chunkSweep) *figure {
 	l.Offset = vg.Point{X: -vg.Points(3), Y: -vg.Points(16)}
 	f.plot.Add(l)
 	minJ := math.Min(sw.Whole, slices.Min(sw.Jaccard))
-	setJaccardAxis(f.plot, math.Max(0, math.Floor((minJ-0.05)*10)/10), math.Min(1, math.Ceil((sw.Whole+0.03)*10)/10))
+	setJaccardAxis(f.plot, math.Max(0, math.Floor((minJ-0.02)*50)/50), math.Min(1, math.Ceil((sw.Whole+0.02)*50)/50))
 	return f
 }
