@@ -9,7 +9,11 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
+<<<<<<< HEAD
 .PHONY: help build image check test vet staticcheck race bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
+=======
+.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling quality figures proto demo fuzz flink-jobserver
+>>>>>>> figures
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -21,7 +25,8 @@ help:
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
-	@echo "make quality the quality table, written into README.md"
+	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
+	@echo "make figures docs/figures/*.png: the paper's figures (FIGURES_PIPELINE=false skips the dblp pipeline sweep)"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
 	@echo "make proto   regenerate proto/smoothanonpb"
 	@echo "make build   bin/smoothanon (static)"
@@ -108,14 +113,18 @@ ROWS ?= 10000000
 bench-flink:
 	bash deploy/flink/bench-local.sh $(ROWS)
 
-# The quality table (k = 8, 10 seeds, every dataset in ../shared/data/raw),
-# printed and written into README.md between the quality markers.
+# The quality document docs/quality.md (k = 8, 10 seeds, every data set in
+# ../shared/data/raw): generated, replaced whole, never edited by hand.
 quality:
-	@mkdir -p out
-	$(GO) run ./internal/quality -seeds 10 | tee out/quality.md
-	@awk -v f=out/quality.md 'BEGIN { while ((getline l < f) > 0) q = q l "\n" } \
-	  /<!-- quality:begin -->/ { print; printf "%s", q; skip = 1; next } \
-	  /<!-- quality:end -->/ { skip = 0 } !skip' README.md > README.md.tmp && mv README.md.tmp README.md
+	$(GO) run ./cmd/quality -seeds 10 -out docs/quality.md
+
+# The paper's evaluation figures as PNGs under docs/figures (docs/figures.md
+# describes them), with the measured values in docs/figures/figures.json.
+# FIGURES_PIPELINE=false skips the dblp chunk-size sweep through the
+# pipeline, the slowest part, and redraws its last measured values.
+FIGURES_PIPELINE ?= true
+figures:
+	$(GO) run ./cmd/figures -out docs/figures -pipeline=$(FIGURES_PIPELINE)
 
 FUZZ_TARGETS := importer:FuzzAdult importer:FuzzPlaystore importer:FuzzEdges importer:FuzzPairs \
 	matrix:FuzzReadParquet verify:FuzzCheck solver:FuzzSolve
