@@ -25,7 +25,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("solve", stderr)
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
 	output := fs.String("output", "", "release Parquet file, written atomically (required)")
-	k := fs.Int("k", 0, "smallest cluster size (required, at least 1)")
+	k := fs.Int("k", 0, "smallest cluster size (required, at least 2)")
 	mode := modeFlag(fs)
 	variant := variantFlag(fs)
 	search := searchFlag(fs)
@@ -39,13 +39,14 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := checkK(*k); err != nil {
+		return err
+	}
 	switch {
 	case *input == "":
 		return usageErr("missing --input")
 	case *output == "":
 		return usageErr("missing --output")
-	case *k < 1:
-		return usageErr("--k = %d, must be at least 1", *k)
 	case *beta < 1:
 		return usageErr("--beta = %d, must be at least 1", *beta)
 	case *restarts < 1:

@@ -20,7 +20,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("verify", stderr)
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
 	output := fs.String("output", "", "release to check, same forms as --input (required)")
-	k := fs.Int("k", 0, "smallest allowed class size (required, at least 1)")
+	k := fs.Int("k", 0, "smallest allowed class size (required, at least 2)")
 	mode := modeFlag(fs)
 	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union (as given to the anonymizer); repeats in the release are always reported")
 	if err := parseFlags(fs, args); err != nil {
@@ -31,8 +31,9 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		return usageErr("missing --input")
 	case *output == "":
 		return usageErr("missing --output")
-	case *k < 1:
-		return usageErr("--k = %d, must be at least 1", *k)
+	}
+	if err := checkK(*k); err != nil {
+		return err
 	}
 	params := verify.Params{K: *k, Mode: *mode}
 	if err := verify.CheckParams(params); err != nil {
