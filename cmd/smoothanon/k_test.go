@@ -21,6 +21,7 @@ func TestKBelowTwoRefused(t *testing.T) {
 		"run":      {"run", "--input", in, "--output", filepath.Join(dir, "rel")},
 		"verify":   {"verify", "--input", in, "--output", in},
 		"baseline": {"baseline", "--method", "mondrian", "--input", in, "--output", out},
+		"linkage":  {"linkage", "--release", in, "--release", in},
 	}
 	for name, args := range commands {
 		for _, k := range []int{1, 0, -3} {
