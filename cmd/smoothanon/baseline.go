@@ -96,7 +96,7 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	r.Baseline = res.Info
-	if err := writeRelease("baseline", res.Release, r, *output, *metricsOut, stdout, stderr); err != nil {
+	if err := writeRelease("baseline", res.Release, nil, r, *output, *metricsOut, stdout, stderr); err != nil {
 		return err
 	}
 	if !*quiet {
