@@ -64,7 +64,7 @@ func TestSolvePseudonyms(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(string(mustRead(t, defRep)), `"user_ids": "pseudonym"`) {
+	if r := readReport(t, defRep); r.UserIds != "pseudonym" || r.LinkageWarning != "" {
 		t.Error("report does not say user_ids pseudonym")
 	}
 	if vals, _ := matrix.FilesMetadata(def, pseudonym.MetadataKey); len(vals["pseudonym"]) != 1 {
@@ -110,8 +110,8 @@ func TestSolvePseudonyms(t *testing.T) {
 	if vals, _ := matrix.FilesMetadata(keep, pseudonym.MetadataKey); len(vals[""]) != 1 {
 		t.Errorf("keep release is marked: %v", vals)
 	}
-	if rep := string(mustRead(t, keepRep)); !strings.Contains(rep, `"user_ids": "keep"`) || !strings.Contains(rep, "not protected") {
-		t.Errorf("keep report lacks the mode or the warning: %s", rep)
+	if r := readReport(t, keepRep); r.UserIds != "keep" || !strings.Contains(r.LinkageWarning, "not protected") {
+		t.Errorf("keep report lacks the mode or the warning: %v", r)
 	}
 
 	// Bad key flags: exit 2, one line, nothing written.
