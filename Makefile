@@ -8,7 +8,7 @@ BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
+.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling bench-linkage quality proto demo fuzz flink-jobserver
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -17,6 +17,7 @@ help:
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
+	@echo "make bench-linkage  linked-nights table: 1e5 drifting user lists, k=8, ids kept vs pseudonyms"
 	@echo "make quality the quality table, written into README.md"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
 	@echo "make proto   regenerate proto/smoothanonpb"
@@ -67,6 +68,14 @@ bench-scaling:
 	$(GO) test -c -o out/solver.test ./solver
 	for i in 1 2 3 4 5; do out/solver.test -test.run '^$$' -test.bench 'UserLists' -test.benchtime 1x -test.timeout 60m -userlists_max 1000000; done | tee out/bench-scaling.txt
 	$(GO) run $(BENCHSTAT) out/bench-scaling.txt
+
+# Issue 20's table: 1e5 generated user lists drifting for 7 nights (5% of
+# held features dropped, 0.5 new per user), each night solved whole (k = 8,
+# smooth), the first 2, 3 and 7 nights linked with ids kept and with
+# pseudonyms under a fresh key per night (linkage.Measure).
+bench-linkage:
+	@mkdir -p out
+	$(GO) test ./linkage -run '^$$' -bench NightlyLinkage -benchtime 1x -timeout 60m -v | tee out/bench-linkage.txt
 
 # The pipeline on dblp (prism; compared with the whole-data solve) and on 1e6
 # generated user lists; shuffle bytes per row for the cost model.
