@@ -93,6 +93,12 @@ func TestSource(t *testing.T) {
 	if err != nil || !drawn {
 		t.Fatalf("draw: %v %v", drawn, err)
 	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("Load wrote the drawn key; only Save may")
+	}
+	if err := (Source{Out: out}).Save(a); err != nil {
+		t.Fatal(err)
+	}
 	b, _, _ := Source{}.Load()
 	if a == b {
 		t.Error("two drawn keys are equal")
@@ -109,6 +115,7 @@ func TestSource(t *testing.T) {
 		{Source{File: filepath.Join(dir, "missing")}, "missing: no such file"},
 		{Source{Env: "PSEUDONYM_TEST_UNSET"}, "PSEUDONYM_TEST_UNSET: the environment variable is not set"},
 		{Source{Out: out}, "drawn: file exists"},
+		{Source{Out: file}, "key: file exists"},
 	} {
 		_, _, err := c.src.Load()
 		if err == nil || !strings.Contains(err.Error(), c.err) {

@@ -14,15 +14,15 @@ type Source struct {
 	// Env is the name of an environment variable holding the key's text
 	// form. Optional.
 	Env string
-	// Out is where a drawn key is written (WriteKey: create-exclusive,
-	// 0600). Optional; default nowhere, so the key of a drawn release is
+	// Out is where Save writes a drawn key (WriteKey: create-exclusive,
+	// 0600); Load refuses an Out that exists. Optional; default nowhere, so the key of a drawn release is
 	// lost and its pseudonyms can never be mapped back. Refused with File
 	// or Env (the operator holds that key already).
 	Out string
 }
 
-// Load returns the key src names, or draws one (and writes it to src.Out
-// if set). drawn reports whether the key was drawn for this release.
+// Load returns the key src names, or draws one (Save writes it to
+// src.Out). drawn reports whether the key was drawn for this release.
 func (src Source) Load() (k Key, drawn bool, err error) {
 	switch {
 	case src.File != "" && src.Env != "":
@@ -44,15 +44,26 @@ func (src Source) Load() (k Key, drawn bool, err error) {
 		k, err = ParseKey("--pseudonym_key_env "+src.Env, []byte(text))
 		return k, false, err
 	}
+	if src.Out != "" {
+		// Fail before any work if the key could not be written later.
+		if _, err := os.Lstat(src.Out); err == nil {
+			return Key{}, false, &KeyError{Source: "--pseudonym_key_out " + src.Out, Reason: "file exists (a key is never overwritten)"}
+		}
+	}
 	if k, err = NewKey(); err != nil {
 		return Key{}, false, err
 	}
-	if src.Out != "" {
-		if err := WriteKey(src.Out, k); err != nil {
-			return Key{}, false, err
-		}
-	}
 	return k, true, nil
+}
+
+// Save writes a drawn key to src.Out (WriteKey) if it is set. Callers save
+// the key just before publishing the release it belongs to, and remove it
+// (os.Remove(src.Out)) if publishing fails, so no key outlives a failed run.
+func (src Source) Save(k Key) error {
+	if src.Out == "" {
+		return nil
+	}
+	return WriteKey(src.Out, k)
 }
 
 // Given reports whether src names an existing key (a file or a variable).
