@@ -40,14 +40,16 @@ vet:
 	  if [ -n "$$files" ]; then echo "gofmt needed: $$files"; exit 1; fi
 
 # The README's main job: generated user lists through the Beam pipeline on the
-# embedded prism runner, then an independent check of the release files.
+# embedded prism runner, then an independent check of the release files
+# (user ids are pseudonyms; the drawn key is kept so verify can match users).
 DEMO := out/demo
 demo: build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(BIN) gen --model userlists --rows 50000 --columns 20000 --seed 1 --output $(DEMO)/input.parquet
 	$(BIN) run --input $(DEMO)/input.parquet --output $(DEMO)/release --k 8 --mode smooth \
-		--chunk_size 10000 --chunk_key hub --seed 1 --metrics_out $(DEMO)/report.json
-	$(BIN) verify --input $(DEMO)/input.parquet --output $(DEMO)/release --k 8 --mode smooth > $(DEMO)/verify.json
+		--chunk_size 10000 --chunk_key hub --seed 1 --metrics_out $(DEMO)/report.json --pseudonym_key_out $(DEMO)/pseudonym.key
+	$(BIN) verify --input $(DEMO)/input.parquet --output $(DEMO)/release --k 8 --mode smooth \
+		--pseudonym_key_file $(DEMO)/pseudonym.key > $(DEMO)/verify.json
 	@echo "release: $(DEMO)/release  report: $(DEMO)/report.json  independent check: $(DEMO)/verify.json (valid)"
 
 # Benchmarks print their figures (ns/op plus custom metrics such as ns/row);
