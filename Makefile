@@ -9,11 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-<<<<<<< HEAD
-.PHONY: help build image check test vet staticcheck race bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
-=======
-.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling quality figures proto demo fuzz flink-jobserver
->>>>>>> figures
+.PHONY: help build image check test vet staticcheck race bench bench-pipeline bench-flink bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -25,6 +21,7 @@ help:
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
+	@echo "make bench-linkage  linked-nights table: 1e5 drifting user lists, k=8, ids kept vs pseudonyms"
 	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
 	@echo "make figures docs/figures/*.png: the paper's figures (FIGURES_PIPELINE=false skips the dblp pipeline sweep)"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
@@ -70,14 +67,16 @@ vet:
 	  if [ -n "$$files" ]; then echo "gofmt needed: $$files"; exit 1; fi
 
 # The README's main job: generated user lists through the Beam pipeline on the
-# embedded prism runner, then an independent check of the release files.
+# embedded prism runner, then an independent check of the release files
+# (user ids are pseudonyms; the drawn key is kept so verify can match users).
 DEMO := out/demo
 demo: build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(BIN) gen --model userlists --rows 50000 --columns 20000 --seed 1 --output $(DEMO)/input.parquet
 	$(BIN) run --input $(DEMO)/input.parquet --output $(DEMO)/release --k 8 --mode smooth \
-		--chunk_size 10000 --chunk_key hub --seed 1 --metrics_out $(DEMO)/report.json
-	$(BIN) verify --input $(DEMO)/input.parquet --output $(DEMO)/release --k 8 --mode smooth > $(DEMO)/verify.json
+		--chunk_size 10000 --chunk_key hub --seed 1 --metrics_out $(DEMO)/report.json --pseudonym_key_out $(DEMO)/pseudonym.key
+	$(BIN) verify --input $(DEMO)/input.parquet --output $(DEMO)/release --k 8 --mode smooth \
+		--pseudonym_key_file $(DEMO)/pseudonym.key > $(DEMO)/verify.json
 	@echo "release: $(DEMO)/release  report: $(DEMO)/report.json  independent check: $(DEMO)/verify.json (valid)"
 
 # Benchmarks print their figures (ns/op plus custom metrics such as ns/row);
@@ -98,6 +97,14 @@ bench-scaling:
 	$(GO) test -c -o out/solver.test ./solver
 	for i in 1 2 3 4 5; do out/solver.test -test.run '^$$' -test.bench 'UserLists' -test.benchtime 1x -test.timeout 60m -userlists_max 1000000; done | tee out/bench-scaling.txt
 	$(GO) run $(BENCHSTAT) out/bench-scaling.txt
+
+# Issue 20's table: 1e5 generated user lists drifting for 7 nights (5% of
+# held features dropped, 0.5 new per user), each night solved whole (k = 8,
+# smooth), the first 2, 3 and 7 nights linked with ids kept and with
+# pseudonyms under a fresh key per night (linkage.Measure).
+bench-linkage:
+	@mkdir -p out
+	$(GO) test ./linkage -run '^$$' -bench NightlyLinkage -benchtime 1x -timeout 60m -v | tee out/bench-linkage.txt
 
 # The pipeline on dblp (prism; compared with the whole-data solve) and on 1e6
 # generated user lists; shuffle bytes per row for the cost model.

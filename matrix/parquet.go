@@ -584,6 +584,9 @@ type Writer struct {
 type WriterOptions struct {
 	// RowGroupRows is the number of rows per row group. Optional; default DefaultRowGroupRows.
 	RowGroupRows int64
+	// Metadata is written to the file's key/value metadata, in key order.
+	// Optional; default none (the file's bytes are then as without it).
+	Metadata map[string]string
 }
 
 // Create starts writing path.
@@ -605,11 +608,11 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		os.Remove(tmp.Name())
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	w := parquet.NewGenericWriter[parquetRow](tmp,
+	w := parquet.NewGenericWriter[parquetRow](tmp, append([]parquet.WriterOption{
 		parquet.Compression(&parquet.Zstd),
 		parquet.MaxRowsPerRowGroup(opts.RowGroupRows),
 		parquet.CreatedBy("smoothanon", "", ""),
-	)
+	}, metadataOptions(opts.Metadata)...)...)
 	return &Writer{path: path, tmp: tmp, w: w, buf: make([]parquetRow, 0, 1024)}, nil
 }
 

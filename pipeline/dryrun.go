@@ -11,6 +11,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/runtime/graphx"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/smoothanon/smoothanon/pseudonym"
 )
 
 // DryRun builds the pipeline for p without running it and writes the Beam
@@ -22,6 +24,10 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 		return &InputError{err}
 	}
 	p = withDefaults(p)
+	if p.PseudonymKey != nil {
+		// The printed graph must not carry the release's key.
+		p.PseudonymKey = &pseudonym.Placeholder
+	}
 	files, total, err := Inspect(p.Input)
 	if err != nil {
 		return &InputError{err}

@@ -34,6 +34,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/pseudonym"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
 	"github.com/smoothanon/smoothanon/verify"
@@ -72,6 +73,11 @@ type Params struct {
 	Shards int64
 	// Runner is a Beam runner name: prism, flink, universal, dataflow. Optional; default prism.
 	Runner string
+	// PseudonymKey, when set, replaces every user id by its pseudonym
+	// under the key right after reading (transforms.Pseudonymize) and
+	// marks the release's files (pseudonym.MetadataKey). Optional; default
+	// nil keeps the input's ids. The key travels inside the job graph.
+	PseudonymKey *pseudonym.Key
 	// Endpoint and EnvironmentType override Beam's --endpoint and
 	// --environment_type for this run. Optional; default the flags' values.
 	Endpoint, EnvironmentType string
@@ -168,6 +174,11 @@ func build(p Params, files []string, staging string, tamper tamperFunc) *beam.Pi
 	sort.Strings(files)
 	pl, s := beam.NewPipelineWithRoot()
 	rows := transforms.Read(s, beam.CreateList(s, files))
+	var md map[string]string
+	if p.PseudonymKey != nil {
+		rows = transforms.Pseudonymize(s, rows, transforms.PseudonymizeParams{Key: *p.PseudonymKey})
+		md = map[string]string{pseudonym.MetadataKey: pseudonym.Pseudonymize.String()}
+	}
 	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, Key: p.Key, Iterations: p.SpectralIterations})
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K),
 		Sharpen: p.Key == transforms.KeySpectral})
@@ -177,10 +188,10 @@ func build(p Params, files []string, staging string, tamper tamperFunc) *beam.Pi
 		out = tamper(s, out)
 	}
 	verified := transforms.Verify(s, out, transforms.VerifyParams{K: p.K, Mode: p.Mode})
-	written := transforms.Write(s, out, transforms.WriteParams{Dir: transforms.StagingRelease(staging), Shards: p.Shards})
+	written := transforms.Write(s, out, transforms.WriteParams{Dir: transforms.StagingRelease(staging), Shards: p.Shards, Metadata: md})
 	all := transforms.CombineStats(s, []beam.PCollection{transforms.CountRows(s, rows), verified, written}, chunkStats)
 	transforms.Publish(s, all, transforms.PublishParams{Staging: staging, Output: p.Output, Overwrite: p.Overwrite,
-		K: p.K, Mode: p.Mode, ChunkSize: p.ChunkSize, InputFiles: int64(len(files))})
+		K: p.K, Mode: p.Mode, ChunkSize: p.ChunkSize, InputFiles: int64(len(files)), Metadata: md})
 	return pl
 }
 
@@ -260,6 +271,10 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 		return nil, fmt.Errorf("pipeline finished without a report: %w", repErr)
 	}
 	rep.Pipeline.Runner = p.Runner
+	rep.UserIds = pseudonym.Keep.String()
+	if p.PseudonymKey != nil {
+		rep.UserIds = pseudonym.Pseudonymize.String()
+	}
 	rep.Pipeline.Seconds = secs
 	rep.Solve.Seed = p.Seed
 	rep.Solve.Variant = p.Variant.String()

@@ -45,6 +45,9 @@ type PublishParams struct {
 	Mode matrix.Mode
 	// ChunkSize and InputFiles are reported in PipelineInfo. Optional.
 	ChunkSize, InputFiles int64
+	// Metadata is the Parquet key/value metadata of the empty shards
+	// Publish adds (as WriteParams.Metadata). Optional; default none.
+	Metadata map[string]string
 }
 
 func checkPublishParams(p PublishParams) error {
@@ -80,18 +83,19 @@ func Publish(s beam.Scope, stats beam.PCollection, params PublishParams) beam.PC
 		panic(err)
 	}
 	return beam.ParDo(s, &publishFn{Staging: params.Staging, Output: params.Output, Overwrite: params.Overwrite,
-		K: params.K, Mode: int(params.Mode), ChunkSize: params.ChunkSize, InputFiles: params.InputFiles},
+		K: params.K, Mode: int(params.Mode), ChunkSize: params.ChunkSize, InputFiles: params.InputFiles, Metadata: params.Metadata},
 		beam.Impulse(s), beam.SideInput{Input: stats})
 }
 
 type publishFn struct {
-	Staging    string `json:"staging"`
-	Output     string `json:"output"`
-	Overwrite  bool   `json:"overwrite"`
-	K          int    `json:"k"`
-	Mode       int    `json:"mode"`
-	ChunkSize  int64  `json:"chunk_size"`
-	InputFiles int64  `json:"input_files"`
+	Staging    string            `json:"staging"`
+	Output     string            `json:"output"`
+	Overwrite  bool              `json:"overwrite"`
+	K          int               `json:"k"`
+	Mode       int               `json:"mode"`
+	ChunkSize  int64             `json:"chunk_size"`
+	InputFiles int64             `json:"input_files"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
 }
 
 func (fn *publishFn) ProcessElement(_ []byte, st Stats, emit func(string)) error {
@@ -109,7 +113,7 @@ func (fn *publishFn) ProcessElement(_ []byte, st Stats, emit func(string)) error
 		emit(fn.Output) // a retry after a successful publish
 		return nil
 	}
-	if err := writeEmptyShards(release, st.Shards, st.ShardCount); err != nil {
+	if err := writeEmptyShards(release, st.Shards, st.ShardCount, fn.Metadata); err != nil {
 		return err
 	}
 	if err := PublishDir(release, fn.Output, fn.Overwrite); err != nil {

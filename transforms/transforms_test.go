@@ -302,7 +302,7 @@ func TestWriteShardRetry(t *testing.T) {
 	if len(files) != 1 || len(hidden) != 0 {
 		t.Errorf("dir holds %v %v, want the one shard", files, hidden)
 	}
-	if err := writeEmptyShards(dir, []int64{1}, 2); err != nil {
+	if err := writeEmptyShards(dir, []int64{1}, 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	f, err := matrix.OpenFile(filepath.Join(dir, ShardName(0, 2)))

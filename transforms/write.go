@@ -33,6 +33,9 @@ type WriteParams struct {
 	// RowGroupRows is the Parquet row group size. Optional; default
 	// matrix.DefaultRowGroupRows.
 	RowGroupRows int64
+	// Metadata is every shard's Parquet key/value metadata. Optional;
+	// default none.
+	Metadata map[string]string
 }
 
 func checkWriteParams(p WriteParams) error {
@@ -95,7 +98,7 @@ func Write(s beam.Scope, rows beam.PCollection, params WriteParams) beam.PCollec
 	keyed := beam.ParDo(s, &shardKeyFn{Shards: params.Shards, PerShard: params.RowsPerShard}, rows, beam.SideInput{Input: total})
 	grouped := beam.GroupByKey(s, keyed)
 	return beam.ParDo(s, &writeShardFn{Dir: params.Dir, Shards: params.Shards, PerShard: params.RowsPerShard,
-		RowGroupRows: params.RowGroupRows}, grouped, beam.SideInput{Input: total})
+		RowGroupRows: params.RowGroupRows, Metadata: params.Metadata}, grouped, beam.SideInput{Input: total})
 }
 
 type shardKeyFn struct {
@@ -112,6 +115,8 @@ type writeShardFn struct {
 	Shards       int64  `json:"shards"`
 	PerShard     int64  `json:"per_shard"`
 	RowGroupRows int64  `json:"row_group_rows"`
+	// Metadata is omitted when empty, so a job without it keeps its graph.
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter func(*Row) bool, total int, emit func(Stats)) error {
@@ -133,7 +138,7 @@ func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter fu
 		st.problem(fmt.Sprintf("shard %d: %d repeated user ids (merge them before anonymizing, e.g. with --dedupe=union at import)", shard, st.DuplicateUsers))
 	}
 	path := filepath.Join(fn.Dir, ShardName(shard, n))
-	w, err := matrix.Create(path, matrix.WriterOptions{RowGroupRows: fn.RowGroupRows})
+	w, err := matrix.Create(path, matrix.WriterOptions{RowGroupRows: fn.RowGroupRows, Metadata: fn.Metadata})
 	if err != nil {
 		return err
 	}
@@ -154,7 +159,7 @@ func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter fu
 
 // writeEmptyShards creates the shards of dir that received no rows, so
 // the release always holds files 0..n-1.
-func writeEmptyShards(dir string, written []int64, n int64) error {
+func writeEmptyShards(dir string, written []int64, n int64, md map[string]string) error {
 	for i := int64(0); i < n; i++ {
 		if _, ok := slices.BinarySearch(written, i); ok {
 			continue
@@ -163,7 +168,7 @@ func writeEmptyShards(dir string, written []int64, n int64) error {
 		if _, err := os.Stat(path); err == nil {
 			continue
 		}
-		if err := matrix.WriteMatrix(path, matrix.New(0, 0), matrix.WriterOptions{}); err != nil {
+		if err := matrix.WriteMatrix(path, matrix.New(0, 0), matrix.WriterOptions{Metadata: md}); err != nil {
 			return err
 		}
 	}

@@ -28,7 +28,7 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 		"mondrian (k-anonymity by suppression; needs --k), rr_edge or rr_node (randomized response at epsilon-edge or epsilon-node differential privacy; needs --epsilon)")
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
 	output := fs.String("output", "", "release Parquet file, written atomically (required)")
-	k := fs.Int("k", 0, "mondrian: smallest partition size (at least 1)")
+	k := fs.Int("k", 0, "mondrian: smallest partition size (at least 2)")
 	epsilon := fs.Float64("epsilon", 0, "rr_*: privacy parameter (positive)")
 	seed := fs.Int64("seed", 0, "rr_*: random seed; same input and seed give the same release")
 	maxEntries := fs.Int64("max_entries", baseline.DefaultMaxEntries, "rr_*: refuse a release expected to hold more entries than this (0 = the default)")
@@ -46,8 +46,8 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 		return usageErr("missing --input")
 	case *output == "":
 		return usageErr("missing --output")
-	case mondrian && *k < 1:
-		return usageErr("--k = %d, must be at least 1 for --method mondrian", *k)
+	case mondrian && *k < minK:
+		return checkK(*k)
 	case !mondrian && set["k"]:
 		return usageErr("--k is for --method mondrian, not %s", *method)
 	case mondrian && (set["epsilon"] || set["seed"] || set["max_entries"]):
@@ -96,7 +96,7 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	r.Baseline = res.Info
-	if err := writeRelease("baseline", res.Release, r, *output, *metricsOut, stdout, stderr); err != nil {
+	if err := writeRelease("baseline", res.Release, nil, r, *output, *metricsOut, stdout, stderr); err != nil {
 		return err
 	}
 	if !*quiet {

@@ -62,7 +62,8 @@ func writeReport(path string, r *smoothanonpb.RunReport, stdout io.Writer) error
 // unless r is not valid: then it prints r's problems on stderr (as
 // "smoothanon <command>: problem: ..."), writes the report alone, and
 // returns an exit-1 error saying the release was not written.
-func writeRelease(command string, release *matrix.Matrix, r *smoothanonpb.RunReport, output, metricsOut string, stdout, stderr io.Writer) error {
+// md is the release file's key/value metadata (nil for none).
+func writeRelease(command string, release *matrix.Matrix, md map[string]string, r *smoothanonpb.RunReport, output, metricsOut string, stdout, stderr io.Writer) error {
 	if !r.Valid {
 		for _, pr := range r.Problems {
 			fmt.Fprintf(stderr, "smoothanon %s: problem: %s\n", command, pr)
@@ -72,7 +73,7 @@ func writeRelease(command string, release *matrix.Matrix, r *smoothanonpb.RunRep
 		}
 		return &exitError{code: 1, err: fmt.Errorf("release failed verification; %s not written", output)}
 	}
-	if err := matrix.WriteMatrix(output, release, matrix.WriterOptions{}); err != nil {
+	if err := matrix.WriteMatrix(output, release, matrix.WriterOptions{Metadata: md}); err != nil {
 		return inputErr(err)
 	}
 	return writeReport(metricsOut, r, stdout)

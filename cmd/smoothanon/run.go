@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
@@ -52,8 +53,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "solver restarts per chunk")
 	workers := fs.Int("workers", 0, "solver goroutines per chunk (0 = GOMAXPROCS)")
 	metricsOut := fs.String("metrics_out", "", "write the run report with Beam metrics (JSON) here; - for stdout")
+	ids := addUserIDFlags(fs, true)
 	addGlobalFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkK(*k); err != nil {
 		return err
 	}
 	if *iterations < 1 {
@@ -65,12 +70,31 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}
+	key, pseudo, err := ids.resolve()
+	if err != nil {
+		return err
+	}
+	if pseudo {
+		p.PseudonymKey = &key
+	}
 	ctx := context.Background()
 	if dry := fs.Lookup("dry_run"); dry != nil && dry.Value.String() == "true" && p.Runner != "dataflow" {
 		return runErr(pipeline.DryRun(ctx, p, stdout))
 	}
+	// The drawn key is saved before the job publishes, and removed again
+	// if nothing was published.
+	undo, err := ids.saveKey(key, pseudo)
+	if err != nil {
+		return err
+	}
 	res, err := pipeline.Run(ctx, p)
+	if err != nil {
+		if _, serr := os.Stat(p.Output); serr != nil {
+			undo()
+		}
+	}
 	if res != nil && res.Report != nil {
+		annotate(res.Report, *ids.mode)
 		if werr := writeReport(*metricsOut, res.Report, stdout); werr != nil && err == nil {
 			err = werr
 		}

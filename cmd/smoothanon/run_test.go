@@ -30,10 +30,18 @@ func TestRunCommand(t *testing.T) {
 	rep := filepath.Join(dir, "report.json")
 	var stdout, stderr bytes.Buffer
 	args := []string{"run", "--input", in, "--output", out, "--k", "4", "--chunk_size", "150", "--seed", "3",
-		"--metrics_out", rep, "--runner", "prism"}
+		"--metrics_out", rep, "--runner", "prism", "--pseudonym_key_out", filepath.Join(dir, "key")}
 	if code := runMain(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
+	// The default pseudonymized release verifies against its input with the drawn key.
+	stdout.Reset()
+	var vr smoothanonpb.RunReport
+	if code := runMain([]string{"verify", "--input", in, "--output", out, "--k", "4", "--pseudonym_key_file", filepath.Join(dir, "key")}, &stdout, &stderr); code != 0 ||
+		protojson.Unmarshal(stdout.Bytes(), &vr) != nil || vr.UserIds != "pseudonym" || !vr.Valid || vr.UsersUnmatched {
+		t.Fatalf("verify with the key: exit %d: %s %s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
 	var obj map[string]any
 	b, err := os.ReadFile(rep)
 	if err != nil {
@@ -61,7 +69,7 @@ func TestRunCommand(t *testing.T) {
 	}
 	// A second run into the same output is refused with exit code 2.
 	stderr.Reset()
-	if code := runMain(args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "not empty") {
+	if code := runMain(args[:len(args)-2], &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "not empty") {
 		t.Fatalf("rerun: exit %d, %s", code, stderr.String())
 	}
 	// Dry run: prints the job graph, writes nothing.

@@ -25,7 +25,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("solve", stderr)
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
 	output := fs.String("output", "", "release Parquet file, written atomically (required)")
-	k := fs.Int("k", 0, "smallest cluster size (required, at least 1)")
+	k := fs.Int("k", 0, "smallest cluster size (required, at least 2)")
 	mode := modeFlag(fs)
 	variant := variantFlag(fs)
 	search := searchFlag(fs)
@@ -36,7 +36,11 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) to this file atomically; - for stdout")
 	quiet := fs.Bool("quiet", false, "no progress or summary on stderr")
 	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union")
+	ids := addUserIDFlags(fs, true)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkK(*k); err != nil {
 		return err
 	}
 	switch {
@@ -44,8 +48,6 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		return usageErr("missing --input")
 	case *output == "":
 		return usageErr("missing --output")
-	case *k < 1:
-		return usageErr("--k = %d, must be at least 1", *k)
 	case *beta < 1:
 		return usageErr("--beta = %d, must be at least 1", *beta)
 	case *restarts < 1:
@@ -65,10 +67,19 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		return usageErr("%v", err)
 	}
 
+	key, pseudo, err := ids.resolve()
+	if err != nil {
+		return err
+	}
+
 	start := time.Now()
 	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe})
 	if err != nil {
 		return inputErr(err)
+	}
+	// Before the solver orders anything, so no order follows the real ids.
+	if in, err = pseudonymize(in, key, pseudo); err != nil {
+		return inputErr(fmt.Errorf("%s: %w", *input, err))
 	}
 	if err := solver.CheckParams(p, in.NumRows()); err != nil {
 		return inputErr(fmt.Errorf("%s: %w", *input, err))
@@ -88,7 +99,17 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	r.Solve = res.Info
-	if err := writeRelease("solve", res.Release, r, *output, *metricsOut, stdout, stderr); err != nil {
+	annotate(r, *ids.mode)
+	undo := func() {}
+	if r.Valid {
+		if undo, err = ids.saveKey(key, pseudo); err != nil {
+			return err
+		}
+	}
+	if err := writeRelease("solve", res.Release, releaseMetadata(*ids.mode), r, *output, *metricsOut, stdout, stderr); err != nil {
+		if _, serr := os.Stat(*output); serr != nil {
+			undo() // no release: its key must not outlive it
+		}
 		return err
 	}
 	if !*quiet {

@@ -46,7 +46,7 @@ func TestSolveCommand(t *testing.T) {
 			metrics := filepath.Join(dir, mode+variant+".json")
 			search := map[string]string{"improved": "bounded", "paper": "exact"}[variant]
 			code, _, stderr := runSolveCLI("--input", in, "--output", out, "--k", "5", "--mode", mode,
-				"--variant", variant, "--search", search, "--seed", "3", "--metrics_out", metrics)
+				"--variant", variant, "--search", search, "--seed", "3", "--metrics_out", metrics, "--user_ids", "keep")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -79,10 +79,10 @@ func TestSolveCommand(t *testing.T) {
 			}
 		}
 	}
-	// Same seed, same bytes.
+	// Same seed, same bytes (kept ids; pseudonyms need the same key too: TestSolvePseudonyms).
 	a, b := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "b.parquet")
 	for _, out := range []string{a, b} {
-		if code, _, stderr := runSolveCLI("--input", in, "--output", out, "--k", "4", "--seed", "9", "--quiet"); code != 0 || stderr != "" {
+		if code, _, stderr := runSolveCLI("--input", in, "--output", out, "--k", "4", "--seed", "9", "--quiet", "--user_ids", "keep"); code != 0 || stderr != "" {
 			t.Fatalf("exit %d, stderr %q (want silent with --quiet)", code, stderr)
 		}
 	}

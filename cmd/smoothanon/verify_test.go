@@ -105,14 +105,14 @@ func TestVerifyUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"verify", "--output", in, "--k", "1"}, "missing --input"},
-		{[]string{"verify", "--input", in, "--k", "1"}, "missing --output"},
+		{[]string{"verify", "--output", in, "--k", "2"}, "missing --input"},
+		{[]string{"verify", "--input", in, "--k", "2"}, "missing --output"},
 		{[]string{"verify", "--input", in, "--output", in}, "--k = 0"},
 		{[]string{"verify", "--input", in, "--output", in, "--k", "-2"}, "--k = -2"},
-		{[]string{"verify", "--input", in, "--output", in, "--k", "1", "--mode", "strict"}, `invalid mode "strict"`},
-		{[]string{"verify", "--input", in, "--output", in, "--k", "1", "--dedupe", "first"}, `invalid dedupe policy "first"`},
-		{[]string{"verify", "--input", filepath.Join(dir, "missing.parquet"), "--output", in, "--k", "1"}, "missing.parquet: no such file"},
-		{[]string{"verify", "--input", in, "--output", notParquet, "--k", "1"}, "not a readable Parquet file"},
+		{[]string{"verify", "--input", in, "--output", in, "--k", "2", "--mode", "strict"}, `invalid mode "strict"`},
+		{[]string{"verify", "--input", in, "--output", in, "--k", "2", "--dedupe", "first"}, `invalid dedupe policy "first"`},
+		{[]string{"verify", "--input", filepath.Join(dir, "missing.parquet"), "--output", in, "--k", "2"}, "missing.parquet: no such file"},
+		{[]string{"verify", "--input", in, "--output", notParquet, "--k", "2"}, "not a readable Parquet file"},
 		{[]string{"verify", "--input", in, "--output", in, "--k", "x"}, "invalid value"},
 	}
 	for _, tc := range tests {

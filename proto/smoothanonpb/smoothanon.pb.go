@@ -523,11 +523,23 @@ type RunReport struct {
 	Valid              bool                   `protobuf:"varint,19,opt,name=valid,proto3" json:"valid,omitempty"`
 	Problems           []string               `protobuf:"bytes,20,rep,name=problems,proto3" json:"problems,omitempty"`
 	ClassSize          *Distribution          `protobuf:"bytes,21,opt,name=class_size,json=classSize,proto3" json:"class_size,omitempty"`
-	Solve              *SolveInfo             `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
-	Pipeline           *PipelineInfo          `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
-	Baseline           *BaselineInfo          `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// How the release names its users: "pseudonym" (HMAC-SHA256 of the id
+	// under a per-release key; the key is never in the report) or "keep" (the
+	// input's ids); "" when not known (a release made before pseudonyms).
+	UserIds string `protobuf:"bytes,22,opt,name=user_ids,json=userIds,proto3" json:"user_ids,omitempty"`
+	// Set for user_ids "keep": releases of the same population can be joined
+	// by id and a user's classes intersected (docs/privacy.md).
+	LinkageWarning string `protobuf:"bytes,23,opt,name=linkage_warning,json=linkageWarning,proto3" json:"linkage_warning,omitempty"`
+	// verify of a pseudonymized release without its key: the release's users
+	// could not be matched to the input's, so only the checks in checks ran.
+	UsersUnmatched bool `protobuf:"varint,24,opt,name=users_unmatched,json=usersUnmatched,proto3" json:"users_unmatched,omitempty"`
+	// The checks that ran when not all did (users_unmatched).
+	Checks        []string      `protobuf:"bytes,25,rep,name=checks,proto3" json:"checks,omitempty"`
+	Solve         *SolveInfo    `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
+	Pipeline      *PipelineInfo `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	Baseline      *BaselineInfo `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunReport) Reset() {
@@ -707,6 +719,34 @@ func (x *RunReport) GetClassSize() *Distribution {
 	return nil
 }
 
+func (x *RunReport) GetUserIds() string {
+	if x != nil {
+		return x.UserIds
+	}
+	return ""
+}
+
+func (x *RunReport) GetLinkageWarning() string {
+	if x != nil {
+		return x.LinkageWarning
+	}
+	return ""
+}
+
+func (x *RunReport) GetUsersUnmatched() bool {
+	if x != nil {
+		return x.UsersUnmatched
+	}
+	return false
+}
+
+func (x *RunReport) GetChecks() []string {
+	if x != nil {
+		return x.Checks
+	}
+	return nil
+}
+
 func (x *RunReport) GetSolve() *SolveInfo {
 	if x != nil {
 		return x.Solve
@@ -785,7 +825,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"partitions\x18\a \x01(\x03R\n" +
 	"partitions\x12B\n" +
 	"\x0epartition_size\x18\b \x01(\v2\x1b.smoothanon.v1.DistributionR\rpartitionSize\x12\x18\n" +
-	"\aseconds\x18\t \x01(\x01R\aseconds\"\xe0\x06\n" +
+	"\aseconds\x18\t \x01(\x01R\aseconds\"\xe5\a\n" +
 	"\tRunReport\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\f\n" +
 	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x12\n" +
@@ -814,7 +854,11 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x05valid\x18\x13 \x01(\bR\x05valid\x12\x1a\n" +
 	"\bproblems\x18\x14 \x03(\tR\bproblems\x12:\n" +
 	"\n" +
-	"class_size\x18\x15 \x01(\v2\x1b.smoothanon.v1.DistributionR\tclassSize\x12.\n" +
+	"class_size\x18\x15 \x01(\v2\x1b.smoothanon.v1.DistributionR\tclassSize\x12\x19\n" +
+	"\buser_ids\x18\x16 \x01(\tR\auserIds\x12'\n" +
+	"\x0flinkage_warning\x18\x17 \x01(\tR\x0elinkageWarning\x12'\n" +
+	"\x0fusers_unmatched\x18\x18 \x01(\bR\x0eusersUnmatched\x12\x16\n" +
+	"\x06checks\x18\x19 \x03(\tR\x06checks\x12.\n" +
 	"\x05solve\x18\x1e \x01(\v2\x18.smoothanon.v1.SolveInfoR\x05solve\x127\n" +
 	"\bpipeline\x18\x1f \x01(\v2\x1b.smoothanon.v1.PipelineInfoR\bpipeline\x127\n" +
 	"\bbaseline\x18  \x01(\v2\x1b.smoothanon.v1.BaselineInfoR\bbaselineB5Z3github.com/smoothanon/smoothanon/proto/smoothanonpbb\x06proto3"

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/smoothanon/smoothanon/linkage"
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+func init() {
+	register(command{
+		name:  "linkage",
+		short: "link several releases of one population; report each user's linked anonymity set as JSON",
+		run:   runLinkage,
+	})
+}
+
+// releaseList is a repeatable --release flag.
+type releaseList []string
+
+func (l *releaseList) String() string { return strings.Join(*l, " ") }
+func (l *releaseList) Set(s string) error {
+	if s == "" {
+		return fmt.Errorf("empty release")
+	}
+	*l = append(*l, s)
+	return nil
+}
+
+func runLinkage(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("linkage", stderr)
+	var releases releaseList
+	fs.Var(&releases, "release", "a release: Parquet file, directory of shards, glob or comma list; repeat once per release, oldest first (at least 2)")
+	k := fs.Int("k", 0, "the releases' k (required, at least 2)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkK(*k); err != nil {
+		return err
+	}
+	switch {
+	case len(releases) < 2:
+		return usageErr("%d --release given, need at least 2", len(releases))
+	case len(releases) > linkage.MaxReleases:
+		return usageErr("%d --release given, at most %d", len(releases), linkage.MaxReleases)
+	}
+	rels := make([]*matrix.Matrix, len(releases))
+	for i, spec := range releases {
+		m, err := readAllRows(spec)
+		if err != nil {
+			return inputErr(err)
+		}
+		rels[i] = m
+	}
+	r, err := linkage.Measure(releases, rels, *k)
+	if err != nil {
+		return inputErr(err)
+	}
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err := stdout.Write(append(js, '\n')); err != nil {
+		return err
+	}
+	if r.Mode == "classes" {
+		fmt.Fprintf(stderr, "smoothanon linkage: %s\n", r.Note)
+		for _, l := range r.ClassLinks {
+			fmt.Fprintf(stderr, "smoothanon linkage: release %d -> %d: %d of %d classes reappear with the same feature set (%d same size, %d grew, %d shrank, %d changed by fewer than k users)\n",
+				l.From, l.To, l.Matched, l.ClassesTo, l.SameSize, l.Grew, l.Shrank, l.ChangedBelowK)
+		}
+		return nil
+	}
+	u := r.Users
+	fmt.Fprintf(stderr, "smoothanon linkage: %d users over %d releases: linked set < k=%d for %d (%.1f%%), < k/2 for %d (%.1f%%), pinned to 1 for %d (%.1f%%), smallest %d\n",
+		u.Users, len(rels), *k, u.BelowK, 100*u.BelowKFraction, u.BelowHalfK, 100*u.BelowHalfKFraction, u.Pinned, 100*u.PinnedFraction, u.MinSet)
+	if u.BelowK > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("linked releases are not %d-anonymous: %d users have a linked set below k", *k, u.BelowK)}
+	}
+	return nil
+}

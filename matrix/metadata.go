@@ -1,0 +1,46 @@
+package matrix
+
+import (
+	"slices"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// metadataOptions turns md into writer options in key order, so equal maps
+// give equal files.
+func metadataOptions(md map[string]string) []parquet.WriterOption {
+	keys := make([]string, 0, len(md))
+	for k := range md {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	opts := make([]parquet.WriterOption, len(keys))
+	for i, k := range keys {
+		opts[i] = parquet.KeyValueMetadata(k, md[k])
+	}
+	return opts
+}
+
+// Metadata returns the value of key in the file's key/value metadata.
+func (pf *File) Metadata(key string) (string, bool) { return pf.pf.Lookup(key) }
+
+// FilesMetadata returns the values key has in the files of spec (as
+// ListFiles reads it), mapped to the files that carry each; files without
+// the key are listed under "".
+func FilesMetadata(spec, key string) (map[string][]string, error) {
+	files, err := ListFiles(spec)
+	if err != nil {
+		return nil, err
+	}
+	values := map[string][]string{}
+	for _, path := range files {
+		f, err := OpenFile(path)
+		if err != nil {
+			return nil, err
+		}
+		v, _ := f.Metadata(key)
+		f.Close()
+		values[v] = append(values[v], path)
+	}
+	return values, nil
+}

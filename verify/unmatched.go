@@ -1,0 +1,91 @@
+package verify
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+)
+
+// Checks CheckUnmatched runs, as named in RunReport.checks.
+const (
+	CheckRowCount       = "row_count: the release has as many rows as the input"
+	CheckDuplicateUsers = "duplicate_users: no release id repeats"
+	CheckClassSize      = "class_size: every class of identical released rows has at least k users"
+	CheckFeatureSupport = "feature_support: per feature, the users a release needs to hold it originally (smooth: half of each class showing it, rounded up; nonsmooth: all of them) are no more than its holders in the input"
+)
+
+// CheckUnmatched checks a release whose user ids cannot be matched to the
+// input's (pseudonyms whose key the checker does not have). It runs only
+// the checks that need no matching (see the Check* constants, listed in
+// the report's checks); per-user majority and created-entry checks, and
+// the Jaccard, need the users matched and do not run. The report has
+// users_unmatched set. A valid report means no check found a problem,
+// not that the release is valid: run Check with the key for that.
+func CheckUnmatched(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, error) {
+	if err := CheckParams(p); err != nil {
+		return nil, err
+	}
+	if err := in.Validate(); err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	if err := out.Validate(); err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	r := &smoothanonpb.RunReport{Mode: p.Mode.String(), K: int32(p.K), Rows: int64(in.NumRows()),
+		EntriesIn: in.NumEntries(), EntriesOut: out.NumEntries(), UsersUnmatched: true,
+		Checks: []string{CheckRowCount, CheckDuplicateUsers, CheckClassSize, CheckFeatureSupport}}
+	var pr problems
+	if in.NumRows() != out.NumRows() {
+		pr.add("the release has %d rows, the input %d", out.NumRows(), in.NumRows())
+	}
+	seen := make(map[string]struct{}, out.NumRows())
+	for _, u := range out.Users {
+		if _, ok := seen[u]; ok {
+			r.DuplicateUsers++
+			pr.add("user %q repeats in the release", u)
+		}
+		seen[u] = struct{}{}
+	}
+
+	cl := classify(out)
+	sizes := make([]int64, len(cl.size))
+	need := map[uint32]int64{} // users that must hold each feature originally
+	for c, s := range cl.size {
+		sizes[c] = int64(s)
+		if int(s) < p.K {
+			r.SmallClasses++
+			pr.add("class of %d users (e.g. %q) is smaller than k = %d", s, out.Users[cl.rep[c]], p.K)
+		}
+		n := int64(s)
+		if p.Mode == Smooth {
+			n = (n + 1) / 2
+		}
+		for _, f := range out.Row(int(cl.rep[c])) {
+			need[f] += n
+		}
+	}
+	r.Classes = int64(len(sizes))
+	r.ClassSize = Summarize(sizes)
+	r.MinClass = r.ClassSize.Min
+
+	held := map[uint32]int64{}
+	for _, f := range in.Features {
+		held[f]++
+	}
+	feats := make([]uint32, 0, len(need))
+	for f := range need {
+		feats = append(feats, f)
+	}
+	slices.Sort(feats)
+	for _, f := range feats {
+		if n := need[f]; n > held[f] {
+			r.MajorityViolations++
+			pr.add("feature %d: the release needs %d original holders, the input has %d", f, n, held[f])
+		}
+	}
+	r.Problems = pr.list()
+	r.Valid = len(r.Problems) == 0
+	return r, nil
+}
