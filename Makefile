@@ -8,7 +8,7 @@ BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver
+.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver flink-cluster-jars
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -25,13 +25,18 @@ help:
 build:
 	$(GO) build -o $(BIN) ./cmd/smoothanon
 
-# The Flink integration test (pipeline/runners_test.go) needs Beam's Flink job
-# server jar; fetching it is a no-op once it is in ~/.m2.
-test: vet flink-jobserver
+# The Flink integration tests (pipeline/runners_test.go, cluster_test.go) need
+# Beam's Flink job server and Flink's own jars; fetching them is a no-op once
+# they are in ~/.m2.
+test: vet flink-jobserver flink-cluster-jars
 	$(GO) test -timeout 30m ./...
 
 flink-jobserver:
 	bash deploy/flink/fetch-jobserver.sh >/dev/null
+
+# Flink 1.19.0's runtime for the standalone cluster (deploy/flink/cluster.sh).
+flink-cluster-jars:
+	bash deploy/flink/cluster.sh classpath >/dev/null
 
 vet:
 	$(GO) vet ./...
