@@ -8,7 +8,7 @@ BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling quality proto demo fuzz flink-jobserver flink-cluster-jars
+.PHONY: help build test vet bench bench-pipeline bench-flink bench-scaling bench-cluster quality proto demo fuzz flink-jobserver flink-cluster-jars
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -16,6 +16,7 @@ help:
 	@echo "make bench   benchmarks (medians via benchstat)"
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
+	@echo "make bench-cluster  CLUSTER_ROWS (default 1e6) on prism, a standalone Flink cluster and the embedded Flink"
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
 	@echo "make quality the quality table, written into README.md"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
@@ -86,6 +87,13 @@ bench-pipeline:
 ROWS ?= 10000000
 bench-flink:
 	bash deploy/flink/bench-local.sh $(ROWS)
+
+# CLUSTER_ROWS (default 1e6) generated user lists on prism, on the standalone
+# Flink cluster (deploy/flink/cluster.sh, PROCESS workers) and on the embedded
+# Flink: wall, rows/s, peak memory per process (docs/flink-cluster.md).
+CLUSTER_ROWS ?= 1000000
+bench-cluster:
+	bash deploy/flink/bench-cluster.sh $(CLUSTER_ROWS)
 
 # The quality table (k = 8, 10 seeds, every dataset in ../shared/data/raw),
 # printed and written into README.md between the quality markers.

@@ -137,6 +137,10 @@ launch() {
 	echo $! >"$run/$name.pid"
 }
 
+# running PID: the process exists and is not a zombie (a killed
+# TaskManager whose parent already exited may stay a zombie for a while).
+running() { [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | grep -q '^Z'; }
+
 # rest GET PATH: the JobManager's REST answer.
 rest() { curl -fsS "http://127.0.0.1:$rest_port$1" 2>/dev/null || python3 -c "import sys,urllib.request;print(urllib.request.urlopen(sys.argv[1],timeout=5).read().decode())" "http://127.0.0.1:$rest_port$1" 2>/dev/null; }
 
@@ -159,8 +163,7 @@ wait_registered() {
 	local run=$1 want=$2 i
 	for i in $(seq 180); do
 		[ "$(registered)" -ge "$want" ] && return 0
-		p=$run/jobmanager.pid
-		kill -0 "$(cat "$p")" 2>/dev/null || die "the JobManager exited; see $run/log/jobmanager.log"
+		running "$(cat "$run/jobmanager.pid")" || die "the JobManager exited; see $run/log/jobmanager.log"
 		sleep 1
 	done
 	die "only $(registered) of $want TaskManagers registered after 180 s; see $run/log"
@@ -209,7 +212,7 @@ elif [ "$cmd" = taskmanager ] && [ $# -eq 3 ]; then
 	taskmanager "$run" "$3"
 	live=0
 	for p in "$run"/taskmanager-*.pid; do
-		if kill -0 "$(cat "$p")" 2>/dev/null; then live=$((live + 1)); fi
+		if running "$(cat "$p")"; then live=$((live + 1)); fi
 	done
 	wait_registered "$run" "$live"
 elif [ "$cmd" = stop ] && [ $# -eq 2 ]; then

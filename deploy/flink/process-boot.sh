@@ -16,7 +16,11 @@ boot=${BEAM_GO_BOOT:-$(dirname "$0")/boot}
 [ -x "$boot" ] || { echo "process-boot.sh: no Beam Go boot loader at $boot (set BEAM_GO_BOOT)" >&2; exit 2; }
 dir=$(mktemp -d "${TMPDIR:-/tmp}/beam-boot.XXXXXX") || exit 1
 cd "$dir" || exit 1
-"$boot" "$@" --semi_persist_dir="$dir" &
+# Boot dies with this script even when the runner SIGKILLs it (setpriv
+# --pdeathsig); the Go worker dies with boot (internal/workerexit).
+pdeath=()
+command -v setpriv >/dev/null && pdeath=(setpriv --pdeathsig KILL --)
+"${pdeath[@]}" "$boot" "$@" --semi_persist_dir="$dir" &
 pid=$!
 # The runner stops an environment with SIGTERM to this script: pass it on.
 trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
