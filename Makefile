@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build image check test vet staticcheck race bench bench-pipeline bench-flink bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver
+.PHONY: help build image check test vet staticcheck race bench bench-pipeline bench-flink bench-cluster bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver flink-cluster-jars
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -20,6 +20,7 @@ help:
 	@echo "make bench   benchmarks (medians via benchstat)"
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
+	@echo "make bench-cluster  CLUSTER_ROWS (default 1e6) on prism, a standalone Flink cluster and the embedded Flink"
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
 	@echo "make bench-linkage  linked-nights table: 1e5 drifting user lists, k=8, ids kept vs pseudonyms"
 	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
@@ -53,13 +54,18 @@ RACE_PKGS := ./solver/... ./verify ./baseline
 race:
 	$(GO) test -race -short $(RACE_PKGS)
 
-# The Flink integration test (pipeline/runners_test.go) needs Beam's Flink job
-# server jar; fetching it is a no-op once it is in ~/.m2.
-test: vet flink-jobserver
+# The Flink integration tests (pipeline/runners_test.go, cluster_test.go) need
+# Beam's Flink job server and Flink's own jars; fetching them is a no-op once
+# they are in ~/.m2.
+test: vet flink-jobserver flink-cluster-jars
 	$(GO) test -timeout 30m ./...
 
 flink-jobserver:
 	bash deploy/flink/fetch-jobserver.sh >/dev/null
+
+# Flink 1.19.0's runtime for the standalone cluster (deploy/flink/cluster.sh).
+flink-cluster-jars:
+	bash deploy/flink/cluster.sh classpath >/dev/null
 
 vet:
 	$(GO) vet ./...
@@ -119,6 +125,13 @@ bench-pipeline:
 ROWS ?= 10000000
 bench-flink:
 	bash deploy/flink/bench-local.sh $(ROWS)
+
+# CLUSTER_ROWS (default 1e6) generated user lists on prism, on the standalone
+# Flink cluster (deploy/flink/cluster.sh, PROCESS workers) and on the embedded
+# Flink: wall, rows/s, peak memory per process (docs/flink-cluster.md).
+CLUSTER_ROWS ?= 1000000
+bench-cluster:
+	bash deploy/flink/bench-cluster.sh $(CLUSTER_ROWS)
 
 # The quality document docs/quality.md (k = 8, 10 seeds, every data set in
 # ../shared/data/raw): generated, replaced whole, never edited by hand.

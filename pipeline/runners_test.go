@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,10 +49,16 @@ func (f *runnerFixture) check(t *testing.T, runner, endpoint string) {
 // checkEnv is check with the given --environment_type.
 func (f *runnerFixture) checkEnv(t *testing.T, runner, endpoint, env string) {
 	t.Helper()
+	f.checkAs(t, runner+"-"+env, runner, endpoint, env)
+}
+
+// checkAs is checkEnv writing the release to the directory name.
+func (f *runnerFixture) checkAs(t *testing.T, name, runner, endpoint, env string) {
+	t.Helper()
 	p := f.params
-	p.Output = filepath.Join(f.dir, runner+"-"+env)
+	p.Output = filepath.Join(f.dir, name)
 	p.Runner, p.Endpoint, p.EnvironmentType = runner, endpoint, env
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	res := func() *Result {
 		res, err := Run(ctx, p)
@@ -198,60 +203,9 @@ func TestFlinkMatchesPrism(t *testing.T) {
 		t.Skip("Flink integration test skipped in -short mode")
 	}
 	f := newRunnerFixture(t)
-	jobPort := freePort(t)
-	logPath := filepath.Join(f.dir, "flink-jobserver.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	args := []string{
-		// Flink on JDK 17 needs these opens (as Flink's own scripts pass).
-		"--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.util=ALL-UNNAMED",
-		"--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
-		"--add-opens=java.base/java.io=ALL-UNNAMED", "--add-opens=java.base/java.net=ALL-UNNAMED",
-		"--add-opens=java.base/java.util.concurrent=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-		"-Xmx1g"}
-	args = append(args, launch...)
-	args = append(args, "--job-host=127.0.0.1", fmt.Sprintf("--job-port=%d", jobPort),
-		"--artifact-port=0", "--expansion-port=0", "--flink-master=[local]",
-		// Staged binaries go to the test's directory, not to the default
-		// /tmp/beam-artifact-staging, which nothing cleans.
-		"--artifacts-dir="+filepath.Join(f.dir, "artifacts"))
-	cmd := exec.Command("java", args...)
-	// PROCESS workers start in the job server's directory, where Beam's boot
-	// loader writes pipeline_options.json: keep that out of the source tree.
-	cmd.Dir = f.dir
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting the job server: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := waitPort(ctx, fmt.Sprintf("127.0.0.1:%d", jobPort)); err != nil {
-		b, _ := os.ReadFile(logPath)
-		t.Fatalf("Flink job server did not start: %v\n%s", err, tail(b, 3000))
-	}
-	t.Logf("Flink job server %s on port %d (%s/%s)", strings.Join(launch, " "), jobPort, runtime.GOOS, runtime.GOARCH)
-	defer func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("job server log:\n%s", tail(b, 5000))
-		}
-	}()
-	endpoint := fmt.Sprintf("localhost:%d", jobPort)
+	marker := processMarker(t)
+	t.Cleanup(func() { checkNoLeftovers(t, marker, "", "") }) // after the job server stopped
+	endpoint := startFlinkJobServer(t, launch, f.dir, marker, "--flink-master=[local]")
 	t.Run("loopback", func(t *testing.T) { f.check(t, "flink", endpoint) })
 	t.Run("process", func(t *testing.T) {
 		bin := t.TempDir()
@@ -264,24 +218,83 @@ func TestFlinkMatchesPrism(t *testing.T) {
 				t.Fatalf("go %s: %v\n%s", strings.Join(b, " "), err, out)
 			}
 		}
-		// Beam's boot loader copies the worker binary into a fresh
-		// /tmp/bin*/worker for every harness and never deletes it (~190 MB
-		// each): remove the ones this test made.
-		before, _ := filepath.Glob("/tmp/bin*")
-		t.Cleanup(func() {
-			after, _ := filepath.Glob("/tmp/bin*/worker")
-			for _, w := range after {
-				if dir := filepath.Dir(w); !slices.Contains(before, dir) {
-					os.RemoveAll(dir)
-				}
-			}
-		})
+		// No boot loader or worker may outlive the job, though the job
+		// server lives on, and no copy of the binary may stay in /tmp
+		// (internal/workerexit).
+		t.Cleanup(func() { checkNoLeftovers(t, marker, bootOrWorker, worker) })
 		cfg, wb := *jobopts.EnvironmentConfig, *jobopts.WorkerBinary
 		*jobopts.EnvironmentConfig = fmt.Sprintf(`{"command": %q}`, boot)
 		*jobopts.WorkerBinary = worker
 		defer func() { *jobopts.EnvironmentConfig, *jobopts.WorkerBinary = cfg, wb }()
 		f.checkEnv(t, "flink", endpoint, "PROCESS")
 	})
+}
+
+// startFlinkJobServer starts Beam's Flink job server (java arguments
+// launch) on a free loopback port with marker in its environment, stops it
+// when t ends, and returns its endpoint. PROCESS workers start in dir.
+func startFlinkJobServer(t *testing.T, launch []string, dir, marker string, extra ...string) string {
+	t.Helper()
+	jobPort := freePort(t)
+	logPath := filepath.Join(dir, "flink-jobserver.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	args := []string{
+		// Flink on JDK 17 needs these opens (as Flink's own scripts pass).
+		"--add-opens=java.base/java.lang=ALL-UNNAMED", "--add-opens=java.base/java.util=ALL-UNNAMED",
+		"--add-opens=java.base/java.lang.reflect=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+		"--add-opens=java.base/java.io=ALL-UNNAMED", "--add-opens=java.base/java.net=ALL-UNNAMED",
+		"--add-opens=java.base/java.util.concurrent=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+		"-Xmx1g"}
+	args = append(args, launch...)
+	args = append(args, "--job-host=127.0.0.1", fmt.Sprintf("--job-port=%d", jobPort),
+		"--artifact-port=0", "--expansion-port=0",
+		// Staged binaries go to the test's directory, not to the default
+		// /tmp/beam-artifact-staging, which nothing cleans.
+		"--artifacts-dir="+filepath.Join(dir, "artifacts"))
+	args = append(args, extra...)
+	cmd := exec.Command("java", args...)
+	// PROCESS workers start in the job server's directory, where Beam's boot
+	// loader writes pipeline_options.json: keep that out of the source tree.
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), marker)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the job server: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { stopProcessGroup(cmd.Process.Pid, done) })
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := waitPort(ctx, fmt.Sprintf("127.0.0.1:%d", jobPort)); err != nil {
+		b, _ := os.ReadFile(logPath)
+		t.Fatalf("Flink job server did not start: %v\n%s", err, tail(b, 3000))
+	}
+	t.Logf("Flink job server %s on port %d (%s/%s)", strings.Join(launch, " "), jobPort, runtime.GOOS, runtime.GOARCH)
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("job server log:\n%s", tail(b, 5000))
+		}
+	})
+	return fmt.Sprintf("localhost:%d", jobPort)
+}
+
+// stopProcessGroup ends the process group pgid (SIGTERM, then SIGKILL
+// after 15 s) and waits for done.
+func stopProcessGroup(pgid int, done <-chan struct{}) {
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-done
+	}
 }
 
 func tail(b []byte, n int) []byte {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/smoothanon/smoothanon/internal/workerexit"
 )
 
 // IsWorker reports whether args (os.Args[1:]) are those a Beam runner's
@@ -28,11 +30,16 @@ func IsWorker(args []string) bool {
 // worker flags, and beam.Init() then serves bundles instead of returning.
 // LOOPBACK and prism need nothing: their workers live in the launching
 // process.
+//
+// The worker exits when the runner closes its control stream, when its
+// parent (Beam's boot loader or the runner) dies, or when the harness
+// fails, and it unlinks the boot loader's /tmp/bin*/worker copy of the
+// binary at start (see internal/workerexit): Beam's harness alone never
+// exits and leaves the copy behind.
 func MaybeRunWorker() {
 	if !IsWorker(os.Args[1:]) {
 		return
 	}
 	flag.Parse()
-	beam.Init() // serves the runner until the job ends
-	os.Exit(0)
+	os.Exit(workerexit.Run(beam.Init))
 }
