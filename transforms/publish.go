@@ -205,4 +205,3 @@ func BuildReport(st Stats, k int, mode verify.Mode) *smoothanonpb.RunReport {
 	rep.Valid = len(problems) == 0
 	return rep
 }
-

@@ -9,8 +9,8 @@ import (
 
 	"github.com/smoothanon/smoothanon/baseline"
 	"github.com/smoothanon/smoothanon/matrix"
-	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/verify"
 )
 

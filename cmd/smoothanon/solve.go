@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/smoothanon/smoothanon/matrix"
-	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
