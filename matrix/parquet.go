@@ -1,17 +1,18 @@
 package matrix
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/smoothanon/smoothanon/storage"
 )
 
 // The Parquet schema of a row: a required string user_id and the canonical
@@ -64,66 +65,19 @@ func (e *FileError) Unwrap() error { return e.Err }
 
 // ListFiles expands an input spec into a sorted list of Parquet files. The
 // spec is a file, a directory (its *.parquet files), a glob, or several of
-// these separated by commas. It is an error for the spec to match nothing.
+// these separated by commas; each may be local or a gs://, s3:// or memfs://
+// URI (see storage.Expand). It is an error for the spec to match nothing,
+// and for a directory of release shards to lack its _SUCCESS manifest.
 func ListFiles(spec string) ([]string, error) {
-	var files []string
-	for _, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		matches, err := filepath.Glob(part)
-		if err != nil {
-			return nil, fmt.Errorf("%s: bad glob: %v", part, err)
-		}
-		if len(matches) == 0 {
-			if _, err := os.Stat(part); err != nil {
-				return nil, fmt.Errorf("%s: no such file", part)
-			}
-			matches = []string{part}
-		}
-		for _, p := range matches {
-			st, err := os.Stat(p)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %v", p, err)
-			}
-			if st.IsDir() {
-				inner, err := filepath.Glob(filepath.Join(p, "*.parquet"))
-				if err != nil {
-					return nil, err
-				}
-				if len(inner) == 0 {
-					return nil, fmt.Errorf("%s: directory holds no *.parquet files", p)
-				}
-				files = append(files, inner...)
-				continue
-			}
-			files = append(files, p)
-		}
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%q: no input files", spec)
-	}
-	sort.Strings(files)
-	files = compactStrings(files)
-	return files, nil
-}
-
-func compactStrings(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
+	return storage.Expand(context.Background(), spec, ".parquet")
 }
 
 // File is an open Parquet file of rows whose schema has been checked.
 type File struct {
 	Path string
-	f    *os.File
+	f    storage.File
 	pf   *parquet.File
+	size int64
 
 	userCol, featCol int // leaf column indexes
 	featMaxDef       int // definition level of a present feature id
@@ -132,23 +86,20 @@ type File struct {
 	featSigned       bool
 }
 
-// OpenFile opens a Parquet file and checks that it has a string user_id
-// column and an integer-list features column.
+// OpenFile opens a Parquet file (local or a URI, see storage.Open) and
+// checks that it has a string user_id column and an integer-list features
+// column. Remote files are read by ranges: a row group is fetched without
+// the rest of its file.
 func OpenFile(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := storage.Open(context.Background(), path)
 	if err != nil {
+		var se *storage.Error
+		if errors.As(err, &se) {
+			return nil, &FileError{Path: path, Row: -1, Err: se.Err}
+		}
 		return nil, &FileError{Path: path, Row: -1, Err: errors.Unwrap(err)}
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, &FileError{Path: path, Row: -1, Err: err}
-	}
-	if st.IsDir() {
-		f.Close()
-		return nil, &FileError{Path: path, Row: -1, Err: errors.New("is a directory")}
-	}
-	pfile, err := openReader(path, f, st.Size())
+	pfile, err := openReader(path, f, f.Size())
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -164,7 +115,7 @@ func openReader(path string, r io.ReaderAt, size int64) (*File, error) {
 	if err != nil {
 		return nil, &FileError{Path: path, Row: -1, Err: fmt.Errorf("not a readable Parquet file: %v", err)}
 	}
-	pfile := &File{Path: path, pf: pf}
+	pfile := &File{Path: path, pf: pf, size: size}
 	if err := pfile.checkSchema(); err != nil {
 		return nil, err
 	}
@@ -260,6 +211,15 @@ func columnNames(root *parquet.Column) string {
 	return strings.Join(names, ", ")
 }
 
+// ReadStats counts the ranged reads made so far (zero for a File opened
+// on a reader).
+func (pf *File) ReadStats() storage.ReadStats {
+	if pf.f == nil {
+		return storage.ReadStats{}
+	}
+	return pf.f.Stats()
+}
+
 // Close closes the file.
 func (pf *File) Close() error {
 	if pf.f == nil {
@@ -267,6 +227,9 @@ func (pf *File) Close() error {
 	}
 	return pf.f.Close()
 }
+
+// Size is the file's length in bytes.
+func (pf *File) Size() int64 { return pf.size }
 
 // NumRows is the number of rows in the file.
 func (pf *File) NumRows() int64 { return pf.pf.NumRows() }
@@ -568,12 +531,12 @@ func finishRead(spec string, m *Matrix, opts ReadOptions, st ReadStats) (*Matrix
 	return m2, st, nil
 }
 
-// Writer writes rows to a Parquet file. The file appears under its final
-// name only when Close succeeds; until then it is a hidden temporary in the
-// same directory, removed by Abort or a failed Close.
+// Writer writes rows to a Parquet file or object. It appears under its
+// final name only when Close succeeds (storage.Writer); Abort or a failed
+// Close leave nothing behind.
 type Writer struct {
 	path string
-	tmp  *os.File
+	out  *storage.Writer
 	w    *parquet.GenericWriter[parquetRow]
 	buf  []parquetRow
 	rows int64
@@ -589,31 +552,21 @@ type WriterOptions struct {
 	Metadata map[string]string
 }
 
-// Create starts writing path.
+// Create starts writing path, a local path or a URI.
 func Create(path string, opts WriterOptions) (*Writer, error) {
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = DefaultRowGroupRows
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	out, err := storage.Create(context.Background(), path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-	// CreateTemp makes 0600 files; a release is meant to be shared.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	w := parquet.NewGenericWriter[parquetRow](tmp, append([]parquet.WriterOption{
+	w := parquet.NewGenericWriter[parquetRow](out, append([]parquet.WriterOption{
 		parquet.Compression(&parquet.Zstd),
 		parquet.MaxRowsPerRowGroup(opts.RowGroupRows),
 		parquet.CreatedBy("smoothanon", "", ""),
 	}, metadataOptions(opts.Metadata)...)...)
-	return &Writer{path: path, tmp: tmp, w: w, buf: make([]parquetRow, 0, 1024)}, nil
+	return &Writer{path: path, out: out, w: w, buf: make([]parquetRow, 0, 1024)}, nil
 }
 
 // Write appends a row. features must be sorted and free of repeats; the
@@ -646,7 +599,7 @@ func (w *Writer) flush() error {
 // Rows is the number of rows written so far.
 func (w *Writer) Rows() int64 { return w.rows }
 
-// Close finishes the file, syncs it and renames it to its final name.
+// Close finishes the file and publishes it under its final name.
 func (w *Writer) Close() error {
 	if err := w.flush(); err != nil {
 		w.Abort()
@@ -656,26 +609,11 @@ func (w *Writer) Close() error {
 		w.Abort()
 		return fmt.Errorf("%s: %w", w.path, err)
 	}
-	if err := w.tmp.Sync(); err != nil {
-		w.Abort()
-		return fmt.Errorf("%s: %w", w.path, err)
-	}
-	if err := w.tmp.Close(); err != nil {
-		os.Remove(w.tmp.Name())
-		return fmt.Errorf("%s: %w", w.path, err)
-	}
-	if err := os.Rename(w.tmp.Name(), w.path); err != nil {
-		os.Remove(w.tmp.Name())
-		return fmt.Errorf("%s: %w", w.path, err)
-	}
-	return nil
+	return w.out.Close()
 }
 
-// Abort discards the temporary file; the final path is never touched.
-func (w *Writer) Abort() {
-	w.tmp.Close()
-	os.Remove(w.tmp.Name())
-}
+// Abort discards what was written; the final path is never touched.
+func (w *Writer) Abort() { w.out.Abort() }
 
 // WriteMatrix writes m to path atomically.
 func WriteMatrix(path string, m *Matrix, opts WriterOptions) error {

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/smoothanon/smoothanon/pseudonym"
+	"github.com/smoothanon/smoothanon/storage"
 )
 
 // DryRun builds the pipeline for p without running it and writes the Beam
@@ -32,15 +33,22 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err != nil {
 		return &InputError{err}
 	}
-	out, err := filepath.Abs(p.Output)
+	if p.RunID == "" {
+		p.RunID = "dryrun"
+	}
+	out, err := filepath.Abs(p.Output) // no MkdirAll: a dry run touches no output
+	if !storage.IsLocal(p.Output) {
+		out, err = outputPath(p.Output)
+	}
 	if err != nil {
-		return err
+		return &InputError{err}
 	}
 	p.Output = out
 	if !beam.Initialized() {
 		beam.Init()
 	}
-	staging := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".staging-dryrun")
+	dir, base := storage.Split(out)
+	staging := storage.Join(dir, "."+base+".staging-dryrun")
 	edges, _, err := Build(p, files, staging).Build()
 	if err != nil {
 		return err

@@ -16,8 +16,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -35,7 +33,9 @@ import (
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 	"github.com/smoothanon/smoothanon/pseudonym"
+	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/transforms"
 	"github.com/smoothanon/smoothanon/verify"
 )
@@ -47,10 +47,16 @@ const DefaultChunkSize = 100_000
 type Params struct {
 	// Input is a Parquet file, directory, glob or comma list (matrix.ListFiles). Required.
 	Input string
-	// Output is the release directory. Required; must not exist or be empty unless Overwrite.
+	// Output is the release directory, local or a gs:// or s3:// URI.
+	// Required; must not exist or be empty unless Overwrite.
 	Output string
-	// Overwrite allows replacing a non-empty Output. Optional; default false.
+	// Overwrite allows replacing a non-empty Output or another run's
+	// release. Optional; default false.
 	Overwrite bool
+	// RunID names the run in the release's _SUCCESS manifest; a run into
+	// an Output whose manifest carries the same id is a no-op that
+	// succeeds. Optional; default a random id.
+	RunID string
 	// K is the anonymity parameter. Required; >= 2 (k = 1 needs no pipeline).
 	K int
 	// Mode is smooth or nonsmooth. Optional; default matrix.Smooth.
@@ -161,14 +167,17 @@ func Inspect(spec string) (files []string, rows int64, err error) {
 
 // Build constructs the pipeline for files (sorted) writing into staging.
 func Build(p Params, files []string, staging string) *beam.Pipeline {
-	return build(p, files, staging, nil)
+	return build(p, files, staging, hooks{})
 }
 
-// tamperFunc rewrites the released rows between Solve and Verify/Write; only
-// tests use it, to prove that a bad release is caught and not published.
-type tamperFunc func(s beam.Scope, out beam.PCollection) beam.PCollection
+// hooks let tests break a run on purpose, to prove that nothing is
+// published then. tamper rewrites the released rows between Solve and
+// Verify/Write; afterWrite sees Write's Stats before they reach Publish.
+type hooks struct {
+	tamper, afterWrite func(s beam.Scope, col beam.PCollection) beam.PCollection
+}
 
-func build(p Params, files []string, staging string, tamper tamperFunc) *beam.Pipeline {
+func build(p Params, files []string, staging string, h hooks) *beam.Pipeline {
 	p = withDefaults(p)
 	files = append([]string(nil), files...)
 	sort.Strings(files)
@@ -184,13 +193,16 @@ func build(p Params, files []string, staging string, tamper tamperFunc) *beam.Pi
 		Sharpen: p.Key == transforms.KeySpectral})
 	out, chunkStats := transforms.Solve(s, chunks, transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed,
 		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Search: p.Search, Workers: p.Workers})
-	if tamper != nil {
-		out = tamper(s, out)
+	if h.tamper != nil {
+		out = h.tamper(s, out)
 	}
 	verified := transforms.Verify(s, out, transforms.VerifyParams{K: p.K, Mode: p.Mode})
 	written := transforms.Write(s, out, transforms.WriteParams{Dir: transforms.StagingRelease(staging), Shards: p.Shards, Metadata: md})
+	if h.afterWrite != nil {
+		written = h.afterWrite(s, written)
+	}
 	all := transforms.CombineStats(s, []beam.PCollection{transforms.CountRows(s, rows), verified, written}, chunkStats)
-	transforms.Publish(s, all, transforms.PublishParams{Staging: staging, Output: p.Output, Overwrite: p.Overwrite,
+	transforms.Publish(s, all, transforms.PublishParams{Staging: staging, Output: p.Output, RunID: p.RunID, Overwrite: p.Overwrite,
 		K: p.K, Mode: p.Mode, ChunkSize: p.ChunkSize, InputFiles: int64(len(files)), Metadata: md})
 	return pl
 }
@@ -198,8 +210,14 @@ func build(p Params, files []string, staging string, tamper tamperFunc) *beam.Pi
 // Result is the outcome of Run.
 type Result struct {
 	// Report is the verdict and utility of the release, with PipelineInfo;
-	// nil when the runner only translated the job (dataflow --dry_run).
+	// nil when the runner only translated the job (dataflow --dry_run) or
+	// the release was already published.
 	Report *smoothanonpb.RunReport
+	// RunID is the run's id, as written in the release's manifest.
+	RunID string
+	// AlreadyPublished says Output already held the release of RunID: the
+	// run did nothing.
+	AlreadyPublished bool
 	// Metrics are Beam's counters ("namespace/name" → value, summed over
 	// steps) and distributions, when the runner reports them.
 	Counters      map[string]int64
@@ -213,14 +231,28 @@ var ErrVerification = transforms.ErrVerification
 // Run checks params and input, runs the pipeline, and returns the report.
 // The release appears at Output only if it verified.
 func Run(ctx context.Context, p Params) (*Result, error) {
-	return run(ctx, p, nil)
+	return run(ctx, p, hooks{})
 }
 
-func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
+func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	if err := CheckParams(p); err != nil {
 		return nil, &InputError{err}
 	}
 	p = withDefaults(p)
+	if p.RunID == "" {
+		p.RunID = randomID()
+	}
+	out, err := outputPath(p.Output)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	p.Output = out
+	switch err := release.CheckOutput(ctx, out, p.RunID, p.Overwrite); {
+	case errors.Is(err, release.ErrPublished):
+		return &Result{RunID: p.RunID, AlreadyPublished: true}, nil
+	case err != nil:
+		return nil, &InputError{err}
+	}
 	files, total, err := Inspect(p.Input)
 	if err != nil {
 		return nil, &InputError{err}
@@ -228,27 +260,16 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 	if total < int64(p.K) {
 		return nil, &InputError{fmt.Errorf("input has %d rows, fewer than k=%d: no k-anonymous release exists", total, p.K)}
 	}
-	if err := transforms.CheckOutput(p.Output, p.Overwrite); err != nil {
-		return nil, &InputError{err}
-	}
-	out, err := filepath.Abs(p.Output)
-	if err != nil {
-		return nil, err
-	}
-	p.Output = out
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return nil, err
-	}
-	staging := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".staging-"+randomID())
-	if err := os.MkdirAll(transforms.StagingRelease(staging), 0o755); err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(staging)
 	for i, f := range files {
-		if files[i], err = filepath.Abs(f); err != nil {
+		if files[i], err = absPath(f); err != nil {
 			return nil, err
 		}
 	}
+	staging, err := makeStaging(ctx, out, p.RunID)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	defer storage.RemoveAll(context.WithoutCancel(ctx), staging)
 
 	if !beam.Initialized() {
 		beam.Init()
@@ -256,14 +277,14 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 	restore := setRunnerOptions(p)
 	defer restore()
 	start := time.Now()
-	pr, runErr := beam.Run(ctx, p.Runner, build(p, files, staging, tamper))
+	pr, runErr := beam.Run(ctx, p.Runner, build(p, files, staging, h))
 	secs := time.Since(start).Seconds()
 	if pr == nil && runErr == nil {
 		// A runner that only translated the job (dataflow --dry_run).
-		return &Result{}, nil
+		return &Result{RunID: p.RunID}, nil
 	}
 
-	rep, repErr := transforms.ReadReport(transforms.StagingReport(staging))
+	rep, repErr := release.ReadReport(ctx, transforms.StagingReport(staging))
 	if repErr != nil {
 		if runErr != nil {
 			return nil, fmt.Errorf("pipeline failed: %w", runErr)
@@ -287,7 +308,7 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 	if p.Restarts == 0 {
 		rep.Solve.Restarts = solver.DefaultRestarts
 	}
-	res := &Result{Report: rep}
+	res := &Result{Report: rep, RunID: p.RunID}
 	if pr != nil {
 		res.Counters, res.Distributions = collectMetrics(pr.Metrics())
 	}
@@ -309,8 +330,12 @@ func run(ctx context.Context, p Params, tamper tamperFunc) (*Result, error) {
 	if runErr != nil {
 		return res, fmt.Errorf("pipeline failed: %w", runErr)
 	}
-	if _, err := os.Stat(out); err != nil {
+	m, err := storage.ReadManifest(ctx, out)
+	if err != nil {
 		return res, fmt.Errorf("pipeline succeeded but %s was not published: %w", out, err)
+	}
+	if m.RunID != p.RunID {
+		return res, fmt.Errorf("pipeline succeeded but %s holds the release of run %s, not %s", out, m.RunID, p.RunID)
 	}
 	return res, nil
 }

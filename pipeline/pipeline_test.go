@@ -47,9 +47,12 @@ func writeInput(t testing.TB, dir string, p gen.SBMParams) (*matrix.Matrix, []st
 // readRelease reads every shard of dir, checking names and per-shard order.
 func readRelease(t testing.TB, dir string) (*matrix.Matrix, map[string][]byte) {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, "*"))
+	names, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "_SUCCESS")); err != nil {
+		t.Fatalf("release without its manifest: %v", err)
 	}
 	sort.Strings(names)
 	bytesOf := map[string][]byte{}
@@ -145,7 +148,7 @@ func TestRunPrismVerifiesAndIsDeterministic(t *testing.T) {
 	// An existing non-empty output is refused, and kept.
 	_, err = Run(context.Background(), p)
 	var ie *InputError
-	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "not empty") {
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "holds the release of run") {
 		t.Fatalf("rerun into a non-empty output: err %v, want an InputError about it", err)
 	}
 	// ... unless Overwrite.

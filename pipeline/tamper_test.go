@@ -35,9 +35,9 @@ func TestBadReleaseIsNotPublished(t *testing.T) {
 	dir := t.TempDir()
 	_, files := writeInput(t, dir, gen.SBMParams{N: 300, S: 30, Q: 0.5, P: 0.01, Seed: 2})
 	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 100, Seed: 1}
-	res, err := run(context.Background(), p, func(s beam.Scope, out beam.PCollection) beam.PCollection {
+	res, err := run(context.Background(), p, hooks{tamper: func(s beam.Scope, out beam.PCollection) beam.PCollection {
 		return beam.ParDo(s.Scope("Tamper"), addPrivateFeature, out)
-	})
+	}})
 	if !errors.Is(err, ErrVerification) {
 		t.Fatalf("err %v, want ErrVerification", err)
 	}

@@ -1,19 +1,19 @@
 package transforms
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/release"
+	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -22,23 +22,26 @@ import (
 const (
 	stagingReleaseDir = "release"
 	stagingReportFile = "report.json"
-	stagingDoneFile   = "published"
 )
 
 // StagingRelease is the directory Write must fill for Publish.
-func StagingRelease(staging string) string { return filepath.Join(staging, stagingReleaseDir) }
+func StagingRelease(staging string) string { return storage.Join(staging, stagingReleaseDir) }
 
 // StagingReport is where Publish writes the RunReport (protojson).
-func StagingReport(staging string) string { return filepath.Join(staging, stagingReportFile) }
+func StagingReport(staging string) string { return storage.Join(staging, stagingReportFile) }
 
 // PublishParams configure Publish.
 type PublishParams struct {
-	// Staging is the run's staging directory, on the same filesystem as
-	// Output. Required.
+	// Staging is the run's staging directory (local or a URI), on the same
+	// store as Output. Required.
 	Staging string
 	// Output is the release directory. Required.
 	Output string
-	// Overwrite allows replacing a non-empty Output. Optional; default false.
+	// RunID names the run in the release's manifest; a publish into an
+	// output holding this run's release is a no-op. Required.
+	RunID string
+	// Overwrite allows replacing another run's release or a non-empty
+	// Output. Optional; default false.
 	Overwrite bool
 	// K and Mode are what the release must satisfy. Required.
 	K    int
@@ -56,14 +59,16 @@ func checkPublishParams(p PublishParams) error {
 		return errors.New("publish: no staging directory")
 	case p.Output == "":
 		return errors.New("publish: no output directory")
-	case filepath.Clean(p.Staging) == filepath.Clean(p.Output):
+	case p.RunID == "":
+		return errors.New("publish: no run id")
+	case storage.Clean(p.Staging) == storage.Clean(p.Output):
 		return fmt.Errorf("publish: staging and output are both %s", p.Output)
 	}
 	return verify.CheckParams(verify.Params{K: p.K, Mode: p.Mode})
 }
 
 func init() {
-	register.DoFn3x1[[]byte, Stats, func(string), error](&publishFn{})
+	register.DoFn4x1[context.Context, []byte, Stats, func(string), error](&publishFn{})
 	register.Emitter1[string]()
 }
 
@@ -74,15 +79,16 @@ var ErrVerification = errors.New("release failed verification")
 // Publish judges the single Stats element of stats (from CombineStats):
 // it writes the RunReport to StagingReport, and only when the release is
 // valid — every class ≥ k, the mode's rule held, every input row released
-// exactly once — moves the staged shards to Output with one rename. An
-// invalid release fails the job and nothing is published. It returns a
-// PCollection<string> holding Output.
+// exactly once — publishes the staged shards to Output with
+// release.Publish (a rename locally, a server-side copy on an object
+// store, the _SUCCESS manifest last). An invalid release fails the job and
+// nothing is published. It returns a PCollection<string> holding Output.
 func Publish(s beam.Scope, stats beam.PCollection, params PublishParams) beam.PCollection {
 	s = s.Scope("Publish")
 	if err := checkPublishParams(params); err != nil {
 		panic(err)
 	}
-	return beam.ParDo(s, &publishFn{Staging: params.Staging, Output: params.Output, Overwrite: params.Overwrite,
+	return beam.ParDo(s, &publishFn{Staging: params.Staging, Output: params.Output, RunID: params.RunID, Overwrite: params.Overwrite,
 		K: params.K, Mode: int(params.Mode), ChunkSize: params.ChunkSize, InputFiles: params.InputFiles, Metadata: params.Metadata},
 		beam.Impulse(s), beam.SideInput{Input: stats})
 }
@@ -90,6 +96,7 @@ func Publish(s beam.Scope, stats beam.PCollection, params PublishParams) beam.PC
 type publishFn struct {
 	Staging    string            `json:"staging"`
 	Output     string            `json:"output"`
+	RunID      string            `json:"run_id"`
 	Overwrite  bool              `json:"overwrite"`
 	K          int               `json:"k"`
 	Mode       int               `json:"mode"`
@@ -98,29 +105,30 @@ type publishFn struct {
 	Metadata   map[string]string `json:"metadata,omitempty"`
 }
 
-func (fn *publishFn) ProcessElement(_ []byte, st Stats, emit func(string)) error {
+func (fn *publishFn) ProcessElement(ctx context.Context, _ []byte, st Stats, emit func(string)) error {
 	rep := BuildReport(st, fn.K, matrix.Mode(fn.Mode))
 	rep.Pipeline.ChunkSize = fn.ChunkSize
 	rep.Pipeline.InputFiles = fn.InputFiles
-	if err := WriteReport(StagingReport(fn.Staging), rep); err != nil {
+	sum, err := release.WriteReport(ctx, StagingReport(fn.Staging), rep)
+	if err != nil {
 		return err
 	}
 	if !rep.Valid {
 		return fmt.Errorf("%w: %s", ErrVerification, strings.Join(rep.Problems, "; "))
 	}
-	release := StagingRelease(fn.Staging)
-	if _, err := os.Stat(filepath.Join(fn.Staging, stagingDoneFile)); err == nil {
-		emit(fn.Output) // a retry after a successful publish
-		return nil
-	}
-	if err := writeEmptyShards(release, st.Shards, st.ShardCount, fn.Metadata); err != nil {
+	staged := StagingRelease(fn.Staging)
+	if err := writeEmptyShards(staged, st.Shards, st.ShardCount, fn.Metadata); err != nil {
 		return err
 	}
-	if err := PublishDir(release, fn.Output, fn.Overwrite); err != nil {
+	m, already, err := release.Publish(ctx, release.PublishParams{Staged: staged, Output: fn.Output, RunID: fn.RunID,
+		Overwrite: fn.Overwrite, ReportSHA256: sum})
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(fn.Staging, stagingDoneFile), nil, 0o644); err != nil {
-		return err
+	if already {
+		log.Infof(ctx, "%s already holds the release of run %s", fn.Output, fn.RunID)
+	} else {
+		log.Infof(ctx, "published %s: run %s, %d shards, %d rows", fn.Output, m.RunID, len(m.Shards), m.TotalRows)
 	}
 	emit(fn.Output)
 	return nil
@@ -201,101 +209,4 @@ func BuildReport(st Stats, k int, mode matrix.Mode) *smoothanonpb.RunReport {
 	rep.Problems = problems
 	rep.Valid = len(problems) == 0
 	return rep
-}
-
-// WriteReport writes rep as indented protojson to path atomically.
-func WriteReport(path string, rep *smoothanonpb.RunReport) error {
-	b, err := protojson.MarshalOptions{Multiline: true, EmitUnpopulated: true}.Marshal(rep)
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// ReadReport reads a report written by WriteReport.
-func ReadReport(path string) (*smoothanonpb.RunReport, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	rep := &smoothanonpb.RunReport{}
-	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, rep); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return rep, nil
-}
-
-// CheckOutput returns an error when dir exists and is not an empty
-// directory (unless overwrite), so a run never clobbers a release.
-func CheckOutput(dir string, overwrite bool) error {
-	empty, exists, err := dirEmpty(dir)
-	if err != nil {
-		return err
-	}
-	if exists && !empty && !overwrite {
-		return fmt.Errorf("output %s exists and is not empty (pass --overwrite to replace it)", dir)
-	}
-	return nil
-}
-
-func dirEmpty(dir string) (empty, exists bool, err error) {
-	st, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return true, false, nil
-	}
-	if err != nil {
-		return false, false, err
-	}
-	if !st.IsDir() {
-		return false, true, nil
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return false, true, err
-	}
-	defer f.Close()
-	_, err = f.Readdirnames(1)
-	if err == io.EOF {
-		return true, true, nil
-	}
-	return false, true, err
-}
-
-// PublishDir moves the directory release to output with a rename. An
-// existing empty output is replaced; a non-empty one only when overwrite,
-// and then it is renamed aside first and removed after the new release is
-// in place.
-func PublishDir(release, output string, overwrite bool) error {
-	empty, exists, err := dirEmpty(output)
-	if err != nil {
-		return err
-	}
-	var old string
-	switch {
-	case exists && empty:
-		if err := os.Remove(output); err != nil {
-			return err
-		}
-	case exists && !overwrite:
-		return fmt.Errorf("output %s exists and is not empty (pass --overwrite to replace it)", output)
-	case exists:
-		old = release + ".replaced"
-		if err := os.Rename(output, old); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(release, output); err != nil {
-		if old != "" {
-			os.Rename(old, output)
-		}
-		return err
-	}
-	if old != "" {
-		return os.RemoveAll(old)
-	}
-	return nil
 }

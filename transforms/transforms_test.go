@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -66,10 +65,11 @@ func TestCheckParams(t *testing.T) {
 		{"write row groups", checkWriteParams(WriteParams{Dir: "x", RowGroupRows: -4}), "row group rows -4"},
 		{"verify ok", checkVerifyParams(VerifyParams{K: 2}), ""},
 		{"verify k", checkVerifyParams(VerifyParams{K: 0}), "0"},
-		{"publish ok", checkPublishParams(PublishParams{Staging: "s", Output: "o", K: 2}), ""},
-		{"publish staging", checkPublishParams(PublishParams{Output: "o", K: 2}), "no staging"},
-		{"publish output", checkPublishParams(PublishParams{Staging: "s", K: 2}), "no output"},
-		{"publish same", checkPublishParams(PublishParams{Staging: "a/o", Output: "a/./o", K: 2}), "both"},
+		{"publish ok", checkPublishParams(PublishParams{Staging: "s", Output: "o", RunID: "r", K: 2}), ""},
+		{"publish staging", checkPublishParams(PublishParams{Output: "o", RunID: "r", K: 2}), "no staging"},
+		{"publish output", checkPublishParams(PublishParams{Staging: "s", RunID: "r", K: 2}), "no output"},
+		{"publish run id", checkPublishParams(PublishParams{Staging: "s", Output: "o", K: 2}), "no run id"},
+		{"publish same", checkPublishParams(PublishParams{Staging: "a/o", Output: "a/./o", RunID: "r", K: 2}), "both"},
 		{"solve ok", checkSolveParams(SolveParams{K: 4}), ""},
 		{"solve workers", checkSolveParams(SolveParams{K: 4, Workers: -1}), "workers -1"},
 		{"solve search", checkSolveParams(SolveParams{K: 4, Search: 9}), "invalid search 9"},
@@ -229,43 +229,6 @@ func TestMergeStatsOrderFree(t *testing.T) {
 	}
 	if len(many.Problems) != MaxProblems || many.MoreProblems != 5 {
 		t.Errorf("%d problems kept, %d more", len(many.Problems), many.MoreProblems)
-	}
-}
-
-func TestPublishDir(t *testing.T) {
-	dir := t.TempDir()
-	mk := func(name, content string) string {
-		d := filepath.Join(dir, name)
-		os.MkdirAll(d, 0o755)
-		os.WriteFile(filepath.Join(d, "f"), []byte(content), 0o644)
-		return d
-	}
-	out := filepath.Join(dir, "out")
-	if err := PublishDir(mk("r1", "one"), out, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := PublishDir(mk("r2", "two"), out, false); err == nil || !strings.Contains(err.Error(), "not empty") {
-		t.Fatalf("publishing over a release: %v", err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(out, "f")); string(b) != "one" {
-		t.Fatalf("refused publish changed the output: %q", b)
-	}
-	if err := PublishDir(filepath.Join(dir, "r2"), out, true); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(out, "f")); string(b) != "two" {
-		t.Fatalf("overwrite: %q", b)
-	}
-	empty := filepath.Join(dir, "empty")
-	os.Mkdir(empty, 0o755)
-	if err := PublishDir(mk("r3", "three"), empty, false); err != nil {
-		t.Fatalf("publishing onto an empty dir: %v", err)
-	}
-	if err := CheckOutput(out, false); err == nil {
-		t.Error("CheckOutput accepted a non-empty output")
-	}
-	if err := CheckOutput(filepath.Join(dir, "new"), false); err != nil {
-		t.Error(err)
 	}
 }
 

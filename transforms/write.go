@@ -3,8 +3,6 @@ package transforms
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/storage"
 )
 
 // DefaultRowsPerShard is the target number of rows per output shard when
@@ -22,7 +21,8 @@ const DefaultRowsPerShard = 1 << 20
 // WriteParams configure Write.
 type WriteParams struct {
 	// Dir is the directory the shards are written to (the staging
-	// directory; Publish moves it into place). Required; must exist.
+	// directory; Publish moves it into place), local or a URI. Required; a
+	// local one must exist.
 	Dir string
 	// Shards is the number of output files. Optional; default 0 = automatic,
 	// ceil(rows / RowsPerShard).
@@ -137,7 +137,7 @@ func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter fu
 	if st.DuplicateUsers > 0 {
 		st.problem(fmt.Sprintf("shard %d: %d repeated user ids (merge them before anonymizing, e.g. with --dedupe=union at import)", shard, st.DuplicateUsers))
 	}
-	path := filepath.Join(fn.Dir, ShardName(shard, n))
+	path := storage.Join(fn.Dir, ShardName(shard, n))
 	w, err := matrix.Create(path, matrix.WriterOptions{RowGroupRows: fn.RowGroupRows, Metadata: fn.Metadata})
 	if err != nil {
 		return err
@@ -164,8 +164,10 @@ func writeEmptyShards(dir string, written []int64, n int64, md map[string]string
 		if _, ok := slices.BinarySearch(written, i); ok {
 			continue
 		}
-		path := filepath.Join(dir, ShardName(i, n))
-		if _, err := os.Stat(path); err == nil {
+		path := storage.Join(dir, ShardName(i, n))
+		if ok, err := storage.Exists(context.Background(), path); err != nil {
+			return err
+		} else if ok {
 			continue
 		}
 		if err := matrix.WriteMatrix(path, matrix.New(0, 0), matrix.WriterOptions{Metadata: md}); err != nil {

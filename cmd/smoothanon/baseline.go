@@ -5,12 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/smoothanon/smoothanon/baseline"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -65,7 +65,7 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 	}
 	if files, err := matrix.ListFiles(*input); err == nil {
 		for _, f := range files {
-			if filepath.Clean(f) == filepath.Clean(*output) {
+			if storage.Clean(f) == storage.Clean(*output) {
 				return usageErr("--output %s is an input file", *output)
 			}
 		}

@@ -2,15 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/smoothanon/smoothanon/importer"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/storage"
 )
 
 func init() {
@@ -39,7 +39,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 		return usageErr("missing --input")
 	case *output == "":
 		return usageErr("missing --output")
-	case filepath.Clean(*output) == filepath.Clean(*input):
+	case storage.Clean(*output) == storage.Clean(*input):
 		return usageErr("--output %s is the input file", *output)
 	}
 	opts := importer.Options{Undirected: *undirected, Dedupe: *dedupe}
@@ -61,7 +61,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := matrix.WriteMatrix(*output, m, matrix.WriterOptions{}); err != nil {
 		if *features != "" {
-			os.Remove(*features)
+			storage.Remove(context.Background(), *features)
 		}
 		return inputErr(err)
 	}

@@ -1,39 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/storage"
 )
 
-// writeFileAtomic writes data to a temporary file beside path and renames it
-// into place, so path never holds a partial file.
+// writeFileAtomic writes data to path (local or a URI) so that path never
+// holds a partial file (storage.WriteFile).
 func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return storage.WriteFile(context.Background(), path, data)
 }
 
 // writeReport writes r as JSON (protojson, proto field names, defaults

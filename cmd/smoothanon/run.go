@@ -6,12 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	"github.com/smoothanon/smoothanon/pipeline"
 	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/transforms"
 )
 
@@ -37,9 +37,10 @@ func addGlobalFlags(fs *flag.FlagSet) {
 
 func runRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", stderr)
-	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
-	output := fs.String("output", "", "release directory of sharded Parquet files (required; must not exist or be empty)")
-	overwrite := fs.Bool("overwrite", false, "replace a non-empty --output")
+	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list; local or gs://, s3:// (required)")
+	output := fs.String("output", "", "release directory of sharded Parquet files, local or gs://, s3:// (required; must not exist or be empty)")
+	overwrite := fs.Bool("overwrite", false, "replace a non-empty --output or another run's release")
+	runID := fs.String("run_id", "", "id of this run, written into the release's _SUCCESS manifest; rerunning an id already published there does nothing (default: random)")
 	k := fs.Int("k", 0, "smallest class size (required, at least 2)")
 	mode := modeFlag(fs)
 	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "target rows per chunk solved together (at least 2k)")
@@ -64,7 +65,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if *iterations < 1 {
 		return usageErr("--spectral_iterations=%d, want at least 1", *iterations)
 	}
-	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, K: *k, Mode: *mode,
+	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, RunID: *runID, K: *k, Mode: *mode,
 		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: *variant, Search: *search, Beta: *beta, Restarts: *restarts,
 		Workers: *workers, Runner: runnerName(*runners.Runner), Key: *chunkKey, SpectralIterations: *iterations}
 	if err := pipeline.CheckParams(p); err != nil {
@@ -89,9 +90,14 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := pipeline.Run(ctx, p)
 	if err != nil {
-		if _, serr := os.Stat(p.Output); serr != nil {
+		if _, merr := storage.ReadManifest(ctx, p.Output); merr != nil {
 			undo()
 		}
+	}
+	if err == nil && res.AlreadyPublished {
+		undo() // a key drawn now belongs to no release
+		fmt.Fprintf(stderr, "smoothanon run: %s already holds the release of run %s; nothing to do\n", p.Output, res.RunID)
+		return nil
 	}
 	if res != nil && res.Report != nil {
 		annotate(res.Report, *ids.mode)

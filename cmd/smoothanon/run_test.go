@@ -69,7 +69,7 @@ func TestRunCommand(t *testing.T) {
 	}
 	// A second run into the same output is refused with exit code 2.
 	stderr.Reset()
-	if code := runMain(args[:len(args)-2], &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "not empty") {
+	if code := runMain(args[:len(args)-2], &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "holds the release of run") {
 		t.Fatalf("rerun: exit %d, %s", code, stderr.String())
 	}
 	// Dry run: prints the job graph, writes nothing.

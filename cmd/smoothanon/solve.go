@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -57,7 +57,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	}
 	if files, err := matrix.ListFiles(*input); err == nil {
 		for _, f := range files {
-			if filepath.Clean(f) == filepath.Clean(*output) {
+			if storage.Clean(f) == storage.Clean(*output) {
 				return usageErr("--output %s is an input file", *output)
 			}
 		}

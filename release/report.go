@@ -1,0 +1,50 @@
+package release
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/storage"
+)
+
+// MarshalReport is the bytes WriteReport writes: indented protojson with
+// every field.
+func MarshalReport(rep *smoothanonpb.RunReport) ([]byte, error) {
+	b, err := protojson.MarshalOptions{Multiline: true, EmitUnpopulated: true}.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteReport writes rep to uri atomically and returns the hex SHA-256 of
+// the bytes written.
+func WriteReport(ctx context.Context, uri string, rep *smoothanonpb.RunReport) (string, error) {
+	b, err := MarshalReport(rep)
+	if err != nil {
+		return "", err
+	}
+	if err := storage.WriteFile(ctx, uri, b); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// ReadReport reads a report written by WriteReport.
+func ReadReport(ctx context.Context, uri string) (*smoothanonpb.RunReport, error) {
+	b, err := storage.ReadFile(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	rep := &smoothanonpb.RunReport{}
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", uri, err)
+	}
+	return rep, nil
+}

@@ -1,0 +1,143 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// shardPattern matches the file names of a release's shards.
+var shardPattern = regexp.MustCompile(`^part-\d{5}-of-\d{5}\.parquet$`)
+
+// Expand turns an input spec into a sorted list of files: the spec is a
+// file, a directory (its files ending in ext), a glob, or several of these
+// separated by commas; it is an error for it to match nothing. A directory
+// holding release shards (part-NNNNN-of-NNNNN.parquet) must hold the
+// _SUCCESS manifest of a finished publish, and every shard it lists.
+func Expand(ctx context.Context, spec, ext string) ([]string, error) {
+	var files []string
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		got, err := expandPart(ctx, part, ext)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, got...)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%q: no input files", spec)
+	}
+	slices.Sort(files)
+	return slices.Compact(files), nil
+}
+
+func expandPart(ctx context.Context, part, ext string) ([]string, error) {
+	if IsLocal(part) {
+		return expandLocal(ctx, part, ext)
+	}
+	if HasGlob(part) {
+		m, err := List(ctx, part)
+		if err != nil {
+			return nil, err
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%s: no such file", part)
+		}
+		return m, nil
+	}
+	_, serr := Size(ctx, part)
+	if serr == nil {
+		return []string{part}, nil
+	}
+	if !errors.Is(serr, ErrNotExist) {
+		return nil, serr
+	}
+	// Not an object: a directory if objects lie below it.
+	dir := Clean(part)
+	inner, err := List(ctx, dir+"/*"+ext)
+	if err != nil {
+		return nil, at(part, err)
+	}
+	if len(inner) == 0 {
+		if any, _ := List(ctx, dir+"/*"); len(any) > 0 {
+			return nil, fmt.Errorf("%s: directory holds no *%s files", part, ext)
+		}
+		return nil, serr
+	}
+	return releaseFiles(ctx, dir, inner)
+}
+
+// expandLocal is expandPart on the local filesystem, with the os
+// package's messages.
+func expandLocal(ctx context.Context, part, ext string) ([]string, error) {
+	matches, err := List(ctx, part)
+	if err != nil {
+		return nil, fmt.Errorf("%s: bad glob: %v", part, err)
+	}
+	if len(matches) == 0 {
+		if _, err := os.Stat(part); err != nil {
+			return nil, fmt.Errorf("%s: no such file", part)
+		}
+		matches = []string{part}
+	}
+	var files []string
+	for _, p := range matches {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", p, err)
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		inner, err := List(ctx, Join(p, "*"+ext))
+		if err != nil {
+			return nil, err
+		}
+		if len(inner) == 0 {
+			return nil, fmt.Errorf("%s: directory holds no *%s files", p, ext)
+		}
+		inner, err = releaseFiles(ctx, p, inner)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, inner...)
+	}
+	return files, nil
+}
+
+// releaseFiles checks a directory's listing: shards need a manifest, and
+// the manifest's shards must all be there; they are the directory's files
+// (a stray file beside them is not part of the release).
+func releaseFiles(ctx context.Context, dir string, listed []string) ([]string, error) {
+	bases := map[string]string{}
+	shards := false
+	for _, f := range listed {
+		_, base := Split(f)
+		bases[base] = f
+		shards = shards || shardPattern.MatchString(base)
+	}
+	if !shards {
+		return listed, nil
+	}
+	m, err := ReadManifest(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, s := range m.Shards {
+		f, ok := bases[s.Name]
+		if !ok {
+			return nil, &Error{URI: Join(dir, s.Name), Err: fmt.Errorf("shard listed in %s is missing", SuccessName)}
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}

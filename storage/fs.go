@@ -1,0 +1,71 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
+	// The stores Beam's registry serves: local paths, gs://, s3://, memfs://.
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
+	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
+)
+
+// clients caches one client per key: a Beam filesystem or a native client
+// per scheme and emulator endpoint (tests start several emulators in one
+// process; a client is bound to the endpoint it was made for).
+type clients[T any] struct {
+	mu sync.Mutex
+	m  map[string]T
+}
+
+func (c *clients[T]) get(key string, make func() (T, error)) (T, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.m[key]; ok {
+		return v, nil
+	}
+	v, err := make()
+	if err != nil {
+		return v, err
+	}
+	if c.m == nil {
+		c.m = map[string]T{}
+	}
+	c.m[key] = v
+	return v, nil
+}
+
+// endpointKey names the endpoint the scheme's clients talk to.
+func endpointKey(scheme string) string {
+	switch scheme {
+	case SchemeGCS:
+		return scheme + "|" + os.Getenv("STORAGE_EMULATOR_HOST")
+	case SchemeS3:
+		return scheme + "|" + os.Getenv("AWS_ENDPOINT_URL_S3") + "|" + os.Getenv("AWS_ENDPOINT_URL")
+	}
+	return scheme
+}
+
+var beamFS clients[filesystem.Interface]
+
+// fsFor returns Beam's filesystem for uri's scheme.
+func fsFor(ctx context.Context, uri string) (filesystem.Interface, error) {
+	return beamFS.get(endpointKey(Scheme(uri)), func() (fs filesystem.Interface, err error) {
+		// Beam's s3 filesystem panics when the AWS configuration does not load.
+		defer func() {
+			if p := recover(); p != nil {
+				err = &Error{URI: uri, Err: fmt.Errorf("%v", p)}
+			}
+		}()
+		fs, err = filesystem.New(ctx, uri)
+		if err != nil {
+			return nil, &Error{URI: uri, Err: err}
+		}
+		return fs, nil
+	})
+}
