@@ -59,7 +59,7 @@ func CheckUnmatched(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, 
 			pr.add("class of %d users (e.g. %q) is smaller than k = %d", s, out.Users[cl.rep[c]], p.K)
 		}
 		n := int64(s)
-		if p.Mode == Smooth {
+		if p.Mode == matrix.Smooth {
 			n = (n + 1) / 2
 		}
 		for _, f := range out.Row(int(cl.rep[c])) {

@@ -30,15 +30,15 @@ func TestCheckUnmatched(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		out  *matrix.Matrix
-		mode Mode
+		mode matrix.Mode
 		want string
 	}{
-		{"valid", good, Smooth, ""},
-		{"nonsmooth needs all holders", good, NonSmooth, "feature 4: the release needs 3 original holders, the input has 2"},
-		{"small class", rename(rows([]uint32{1}, []uint32{1}, []uint32{1}, []uint32{4}, []uint32{4}, []uint32{})), Smooth, "class of 1 users"},
-		{"row count", rename(rows([]uint32{1}, []uint32{1}, []uint32{1}, []uint32{4}, []uint32{4})), Smooth, "5 rows, the input 6"},
-		{"support", rename(rows([]uint32{7}, []uint32{7}, []uint32{7}, []uint32{4}, []uint32{4}, []uint32{4})), Smooth, "feature 7: the release needs 2 original holders, the input has 0"},
-		{"duplicate", &matrix.Matrix{Users: []string{"x", "x", "x", "y", "y", "y"}, Offsets: good.Offsets, Features: good.Features}, Smooth, `user "x" repeats`},
+		{"valid", good, matrix.Smooth, ""},
+		{"nonsmooth needs all holders", good, matrix.NonSmooth, "feature 4: the release needs 3 original holders, the input has 2"},
+		{"small class", rename(rows([]uint32{1}, []uint32{1}, []uint32{1}, []uint32{4}, []uint32{4}, []uint32{})), matrix.Smooth, "class of 1 users"},
+		{"row count", rename(rows([]uint32{1}, []uint32{1}, []uint32{1}, []uint32{4}, []uint32{4})), matrix.Smooth, "5 rows, the input 6"},
+		{"support", rename(rows([]uint32{7}, []uint32{7}, []uint32{7}, []uint32{4}, []uint32{4}, []uint32{4})), matrix.Smooth, "feature 7: the release needs 2 original holders, the input has 0"},
+		{"duplicate", &matrix.Matrix{Users: []string{"x", "x", "x", "y", "y", "y"}, Offsets: good.Offsets, Features: good.Features}, matrix.Smooth, `user "x" repeats`},
 	} {
 		r, err := CheckUnmatched(in, c.out, Params{K: 3, Mode: c.mode})
 		if err != nil {

@@ -18,10 +18,10 @@ func TestCheckParams(t *testing.T) {
 		wantErr string
 	}{
 		{Params{K: 1}, ""},
-		{Params{K: 10, Mode: NonSmooth}, ""},
+		{Params{K: 10, Mode: matrix.NonSmooth}, ""},
 		{Params{K: 0}, "k = 0"},
-		{Params{K: -3, Mode: NonSmooth}, "k = -3"},
-		{Params{K: 2, Mode: Mode(7)}, "mode 7"},
+		{Params{K: -3, Mode: matrix.NonSmooth}, "k = -3"},
+		{Params{K: 2, Mode: matrix.Mode(7)}, "mode 7"},
 	}
 	for _, tc := range tests {
 		err := CheckParams(tc.p)
@@ -114,7 +114,7 @@ func TestCheckValidSmoothMetrics(t *testing.T) {
 	if r3.Valid || r3.SmallClasses != 1 || !strings.Contains(r3.Problems[0], `class of 2 users (e.g. "e") is smaller than k = 3`) {
 		t.Errorf("k=3: valid %v small %d problems %q", r3.Valid, r3.SmallClasses, r3.Problems)
 	}
-	rn, _ := Check(in, out, Params{K: 2, Mode: NonSmooth})
+	rn, _ := Check(in, out, Params{K: 2, Mode: matrix.NonSmooth})
 	if rn.Valid || len(rn.Problems) != 2 || !strings.Contains(rn.Problems[0], `user "c": 1 created entries, e.g. feature 1`) ||
 		!strings.Contains(rn.Problems[1], `user "d": 1 created entries, e.g. feature 6`) {
 		t.Errorf("nonsmooth: valid %v problems %q", rn.Valid, rn.Problems)
@@ -123,7 +123,7 @@ func TestCheckValidSmoothMetrics(t *testing.T) {
 
 func TestCheckIdentityAndEmpty(t *testing.T) {
 	in := mat(row{"x", f(1)}, row{"y", f(1)}, row{"z", nil})
-	r, err := Check(in, in, Params{K: 1, Mode: NonSmooth})
+	r, err := Check(in, in, Params{K: 1, Mode: matrix.NonSmooth})
 	if err != nil || !r.Valid || r.Jaccard != 1 || r.Classes != 2 || r.MinClass != 1 {
 		t.Errorf("identity: %v %+v", err, r)
 	}
@@ -133,7 +133,7 @@ func TestCheckIdentityAndEmpty(t *testing.T) {
 	}
 	// Everything suppressed: one class of empty rows.
 	empty := mat(row{"x", nil}, row{"y", nil}, row{"z", nil})
-	r, _ = Check(in, empty, Params{K: 3, Mode: NonSmooth})
+	r, _ = Check(in, empty, Params{K: 3, Mode: matrix.NonSmooth})
 	if !r.Valid || r.Jaccard != 0 || r.Suppressed != 2 || r.SuppressedFraction != 1 || r.Classes != 1 {
 		t.Errorf("all suppressed: %+v", r)
 	}
@@ -169,7 +169,7 @@ func TestCheckViolations(t *testing.T) {
 			[]string{`class of 3 users (e.g. "a"): 1 features held originally by fewer than half of them, e.g. feature 3 (held by 1)`,
 				`class of 2 users (e.g. "d"): 1 features held originally by fewer than half of them, e.g. feature 4 (held by 0)`}},
 		{"nonsmooth created", in, mat(row{"a", f(2)}, row{"b", f(2)}, row{"c", f(2)}, row{"d", f(5, 7)}, row{"e", f(5, 7)}),
-			Params{K: 2, Mode: NonSmooth}, func(r reportCounts) int64 { return r.created },
+			Params{K: 2, Mode: matrix.NonSmooth}, func(r reportCounts) int64 { return r.created },
 			[]string{`user "d": 1 created entries, e.g. feature 7`, `user "e": 1 created entries, e.g. feature 7`}},
 	}
 	for _, tc := range tests {
@@ -325,7 +325,7 @@ func TestRandomReleases(t *testing.T) {
 		out := majorityRelease(in, cluster)
 		sortedIn, sortedOut := in.SortedByUser(), out.SortedByUser()
 		out = out.Permute(rng.Perm(n))
-		for _, mode := range []Mode{Smooth, NonSmooth} {
+		for _, mode := range []matrix.Mode{matrix.Smooth, matrix.NonSmooth} {
 			rs, err := Check(sortedIn, sortedOut, Params{K: k, Mode: mode})
 			if err != nil {
 				t.Fatal(err)
@@ -408,7 +408,7 @@ type refResult struct {
 
 // bruteForce is a slow, obvious reference for Check on inputs whose user
 // ids are unique. A repeated output user counts only at its first row.
-func bruteForce(in, out *matrix.Matrix, k int, mode Mode) refResult {
+func bruteForce(in, out *matrix.Matrix, k int, mode matrix.Mode) refResult {
 	var ref refResult
 	inRow := map[string][]uint32{}
 	for i, u := range in.Users {
@@ -469,12 +469,12 @@ func bruteForce(in, out *matrix.Matrix, k int, mode Mode) refResult {
 					n++
 				}
 			}
-			if mode == Smooth && 2*n < len(ms) {
+			if mode == matrix.Smooth && 2*n < len(ms) {
 				ref.majority++
 			}
 		}
 	}
-	ref.valid = ref.small == 0 && ref.majority == 0 && !(mode == NonSmooth && created) &&
+	ref.valid = ref.small == 0 && ref.majority == 0 && !(mode == matrix.NonSmooth && created) &&
 		ref.missing == 0 && ref.extra == 0 && ref.dup == 0
 	return ref
 }
@@ -518,7 +518,7 @@ func FuzzCheck(f *testing.F) {
 		}
 		p := Params{K: 1 + int(k%5)}
 		if nonsmooth {
-			p.Mode = NonSmooth
+			p.Mode = matrix.NonSmooth
 		}
 		r, err := Check(in, out, p)
 		if err != nil {
@@ -548,7 +548,7 @@ func TestMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Check(in, out, Params{K: 1, Mode: NonSmooth})
+	c, err := Check(in, out, Params{K: 1, Mode: matrix.NonSmooth})
 	if err != nil {
 		t.Fatal(err)
 	}
