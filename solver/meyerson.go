@@ -21,7 +21,7 @@ import (
 // earliest facility gathers them in one cluster that split then cuts into
 // similar groups; breaking ties by lowest row instead (knn.Facilities'
 // default) scatters them and lowers the improved smooth Jaccard markedly
-// (docs/performance-notes.md). So when Meyerson runs on knn.Facilities
+// (docs/performance.md). So when Meyerson runs on knn.Facilities
 // (large power-law inputs, see knnFacilitiesLoad) the rows are ranked by
 // processing order.
 type facSet struct {

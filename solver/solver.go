@@ -78,14 +78,14 @@ const (
 	// bounded, it does not. Where the bound is never reached the release
 	// is the exact one; on the data sets of the quality table and on
 	// generated user lists the Jaccard is the exact one's
-	// (docs/performance-notes.md).
+	// (docs/performance.md).
 	Bounded Search = iota
 	// Exact finds the true nearest users and facilities.
 	Exact
 )
 
 // The bounds of Bounded, in index entries per query, chosen on generated
-// user lists (docs/performance-notes.md): the neighbour bound keeps the
+// user lists (docs/performance.md): the neighbour bound keeps the
 // work per row nearly flat as the rows grow while the distance sums stay
 // close to the exact ones; the open-facility queries start from the best
 // open neighbour, so a small bound suffices. Neither changes the Jaccard
@@ -350,7 +350,7 @@ func (s *state) maxScan(bound int) int {
 
 // knnFacilitiesLoad is the postings load (see problem.postingsLoad) above
 // which Meyerson runs on knn.Facilities (both give the same release; the
-// load at which they cost the same is in docs/performance-notes.md).
+// load at which they cost the same is in docs/performance.md).
 // facSet wins on inputs with a low load such as dblp; its bounded search
 // (degree buckets, rarest features first) does not scale to large
 // power-law inputs, where the bound stays loose on the popular features'

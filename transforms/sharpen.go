@@ -17,7 +17,7 @@ import (
 // popular features (held in many chunks) from being pulled across the
 // whole order. On dblp this brings the pipeline's Jaccard closer to a
 // whole-data solve's, with few chunks and with many, where an unclamped
-// round loses (docs/performance-notes.md).
+// round loses (docs/performance.md).
 //
 // Values are integers (chunk index × scale, |v| < 2^29), so sums are exact
 // and the order is the same on every runner.

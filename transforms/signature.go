@@ -34,7 +34,7 @@ const (
 	// only the communities at chunk boundaries are split; the pipeline adds
 	// one sharpening round (ChunkParams.Sharpen). On dblp it loses the
 	// least Jaccard against a whole-data solve of the keys, the hub key
-	// and plain MinHash more (docs/performance-notes.md). On lists without
+	// and plain MinHash more (docs/performance.md). On lists without
 	// community structure KeyHub does better. Each iteration costs a
 	// pass over the rows, a shuffle of per-bundle sums per feature and a side
 	// input of one value per feature.
