@@ -43,11 +43,11 @@ func TestVerifyPseudonyms(t *testing.T) {
 		}
 		return code, &r, stderr.String()
 	}
-	code, r, stderr := verify("--output", rel, "--pseudonym_key_file", key)
+	code, r, _ := verify("--output", rel, "--pseudonym_key_file", key)
 	if code != 0 || !r.Valid || r.UsersUnmatched || r.Jaccard == 0 || r.UserIds != "pseudonym" {
 		t.Errorf("with key: exit %d %v", code, r)
 	}
-	code, r, stderr = verify("--output", rel)
+	code, r, stderr := verify("--output", rel)
 	if code != 0 || !r.UsersUnmatched || r.MinClass < 4 || len(r.Checks) == 0 || !strings.Contains(stderr, "users cannot be matched to the input") {
 		t.Errorf("without key: exit %d %v %q", code, r, stderr)
 	}

@@ -33,7 +33,7 @@ func StartGCS(t testing.TB, buckets ...string) *GCS {
 	}
 	serve(t, l, srv.HTTPHandler())
 	for _, b := range buckets {
-		srv.CreateBucket(b)
+		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: b})
 	}
 	t.Setenv("STORAGE_EMULATOR_HOST", addr)
 	return &GCS{Server: srv, Addr: addr}
