@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -20,9 +22,12 @@ func runBaselineCLI(args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// readReport parses a RunReport (protojson, whose whitespace is unstable by
+// design, so tests parse it rather than match its text) from a local path
+// or a bucket URI.
 func readReport(t *testing.T, path string) *smoothanonpb.RunReport {
 	t.Helper()
-	js, err := os.ReadFile(path)
+	js, err := storage.ReadFile(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

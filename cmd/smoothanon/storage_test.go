@@ -64,8 +64,8 @@ func TestCommandsOnBuckets(t *testing.T) {
 			mustRun("solve", "--input", b+"in.parquet", "--output", b+"solved.parquet", "--k", "4", "--quiet", "--metrics_out", b+"solve.json",
 				"--pseudonym_key_file", key)
 			same(lsolved, b+"solved.parquet")
-			if rep, err := storage.ReadFile(ctx, b+"solve.json"); err != nil || !strings.Contains(string(rep), `"valid": true`) {
-				t.Fatalf("solve report: %v %.80s", err, rep)
+			if rep := readReport(t, b+"solve.json"); !rep.Valid {
+				t.Fatalf("solve report: %v", rep)
 			}
 			mustRun("verify", "--input", b+"in.parquet", "--output", b+"solved.parquet", "--k", "4", "--pseudonym_key_file", key)
 			mustRun("baseline", "--method", "mondrian", "--k", "4", "--input", b+"in.parquet", "--output", b+"mondrian.parquet", "--quiet")
@@ -74,8 +74,8 @@ func TestCommandsOnBuckets(t *testing.T) {
 			runArgs := []string{"run", "--input", b + "in.parquet", "--output", b + "rel", "--k", "4", "--chunk_size", "100",
 				"--seed", "1", "--run_id", "nightly-1", "--metrics_out", b + "run.json"}
 			mustRun(runArgs...)
-			if rep, err := storage.ReadFile(ctx, b+"run.json"); err != nil || !strings.Contains(string(rep), `"valid": true`) {
-				t.Fatalf("run report: %v", err)
+			if rep := readReport(t, b+"run.json"); !rep.Valid {
+				t.Fatalf("run report: %v", rep)
 			}
 			mustRun("verify", "--input", b+"in.parquet", "--output", b+"rel", "--k", "4")
 			if out := mustRun(runArgs...); !strings.Contains(out, "already holds the release of run nightly-1") {
