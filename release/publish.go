@@ -72,11 +72,14 @@ func Publish(ctx context.Context, p PublishParams) (m *storage.Manifest, already
 		return nil, false, err
 	}
 	if storage.IsLocal(p.Output) {
-		err = renameDir(p.Staged, p.Output, st)
-	} else {
-		err = copyObjects(ctx, p.Staged, p.Output, names, st)
+		// The manifest goes into the staged directory first, so one rename
+		// publishes the shards and their manifest together.
+		if err := storage.WriteManifest(ctx, p.Staged, m); err != nil {
+			return nil, false, err
+		}
+		return m, false, renameDir(p.Staged, p.Output, p.RunID, st)
 	}
-	if err != nil {
+	if err := copyObjects(ctx, p.Staged, p.Output, names, st); err != nil {
 		return nil, false, err
 	}
 	return m, false, storage.WriteManifest(ctx, p.Output, m)
@@ -107,20 +110,24 @@ func manifest(ctx context.Context, p PublishParams) (*storage.Manifest, error) {
 	return m, nil
 }
 
-// renameDir moves staged to output with one rename. An existing output
-// (a release being replaced, or an empty directory) is renamed aside first
-// and removed once the new release is in place.
-func renameDir(staged, output string, st State) error {
+// renameDir moves staged (shards and manifest) to output with one rename.
+// An existing output (a release being replaced, or an empty directory) is
+// first renamed to a sibling of output, outside the staging directory the
+// launcher deletes, put back if the new release cannot be moved in, and
+// removed only once the new release is in place.
+func renameDir(staged, output, runID string, st State) error {
 	var old string
 	if st.Exists {
-		old = staged + ".replaced"
+		old = output + ".replaced-" + runID
 		if err := os.Rename(output, old); err != nil {
 			return err
 		}
 	}
 	if err := os.Rename(staged, output); err != nil {
 		if old != "" {
-			os.Rename(old, output)
+			if rerr := os.Rename(old, output); rerr != nil {
+				return fmt.Errorf("%w; the replaced release is at %s (restoring it: %v)", err, old, rerr)
+			}
 		}
 		return err
 	}

@@ -3,6 +3,8 @@ package release_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,5 +93,42 @@ func TestPublish(t *testing.T) {
 				t.Fatalf("after overwrite %s holds %q", out, all)
 			}
 		})
+	}
+}
+
+// TestLocalOverwriteKeepsOldOnFailure: a local overwrite whose new release
+// cannot be moved in puts the old release back whole, and a successful one
+// leaves no replaced copy beside the output.
+func TestLocalOverwriteKeepsOldOnFailure(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	out := storage.Join(root, "out")
+	if _, _, err := release.Publish(ctx, release.PublishParams{Staged: stage(t, root, "s1", 2), Output: out, RunID: "run1"}); err != nil {
+		t.Fatal(err)
+	}
+	// A staged directory that vanishes after its manifest is taken makes
+	// the rename fail: simulate it with a staged path that is a file's child.
+	staged := stage(t, root, "s2", 1)
+	bad := release.PublishParams{Staged: staged, Output: out, RunID: "run2", Overwrite: true}
+	if err := os.Chmod(root, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := release.Publish(ctx, bad)
+	os.Chmod(root, 0o755)
+	if os.Geteuid() != 0 && err == nil {
+		t.Fatal("publish into a read-only parent succeeded")
+	}
+	if m, merr := storage.ReadManifest(ctx, out); merr != nil || (err != nil && m.RunID != "run1") {
+		t.Fatalf("after a failed overwrite: manifest %v, %v (publish error %v)", m, merr, err)
+	}
+	if _, _, err := release.Publish(ctx, release.PublishParams{Staged: stage(t, root, "s3", 1), Output: out, RunID: "run3", Overwrite: true}); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(out + ".replaced-*")
+	if len(left) != 0 {
+		t.Fatalf("replaced release left beside the output: %q", left)
+	}
+	if m, err := storage.ReadManifest(ctx, out); err != nil || m.RunID != "run3" {
+		t.Fatalf("manifest after overwrite: %v, %v", m, err)
 	}
 }

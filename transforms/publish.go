@@ -116,6 +116,13 @@ func (fn *publishFn) ProcessElement(ctx context.Context, _ []byte, st Stats, emi
 	if !rep.Valid {
 		return fmt.Errorf("%w: %s", ErrVerification, strings.Join(rep.Problems, "; "))
 	}
+	// A retry of a bundle that already published finds the release in
+	// place (and, on a local disk, its staged directory gone).
+	if err := release.CheckOutput(ctx, fn.Output, fn.RunID, fn.Overwrite); errors.Is(err, release.ErrPublished) {
+		log.Infof(ctx, "%s already holds the release of run %s", fn.Output, fn.RunID)
+		emit(fn.Output)
+		return nil
+	}
 	staged := StagingRelease(fn.Staging)
 	if err := writeEmptyShards(staged, st.Shards, st.ShardCount, fn.Metadata); err != nil {
 		return err
