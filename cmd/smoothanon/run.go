@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
@@ -40,7 +41,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list; local or gs://, s3:// (required)")
 	output := fs.String("output", "", "release directory of sharded Parquet files, local or gs://, s3:// (required; must not exist or be empty)")
 	overwrite := fs.Bool("overwrite", false, "replace a non-empty --output or another run's release")
-	runID := fs.String("run_id", "", "id of this run, written into the release's _SUCCESS manifest; rerunning an id already published there does nothing (default: random)")
+	runID := fs.String("run_id", "", "id of this run, written into the release's _SUCCESS manifest; rerunning an id already published there does nothing (default: --date if given, else random)")
+	date := dateFlag(fs)
 	k := fs.Int("k", 0, "smallest class size (required, at least 2)")
 	mode := modeFlag(fs)
 	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "target rows per chunk solved together (at least 2k)")
@@ -62,6 +64,16 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err := checkK(*k); err != nil {
 		return err
 	}
+	day, err := resolveDate(*date, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := expandDates(day, map[string]*string{"input": input, "output": output, "metrics_out": metricsOut, "pseudonym_key_out": ids.out}); err != nil {
+		return err
+	}
+	if *runID == "" {
+		*runID = day
+	}
 	if *iterations < 1 {
 		return usageErr("--spectral_iterations=%d, want at least 1", *iterations)
 	}
@@ -71,6 +83,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}
+	ctx := context.Background()
+	dry := fs.Lookup("dry_run") != nil && fs.Lookup("dry_run").Value.String() == "true"
+	// A rerun of a published run id (a nightly date run again) does
+	// nothing: it is decided before a key is loaded, drawn or saved, so
+	// the night keeps its one release and its one key.
+	if m, merr := storage.ReadManifest(ctx, p.Output); !dry && merr == nil && p.RunID != "" && m.RunID == p.RunID {
+		fmt.Fprintf(stderr, "smoothanon run: %s already holds the release of run %s; nothing to do\n", p.Output, p.RunID)
+		return nil
+	}
 	key, pseudo, err := ids.resolve()
 	if err != nil {
 		return err
@@ -78,8 +99,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if pseudo {
 		p.PseudonymKey = &key
 	}
-	ctx := context.Background()
-	if dry := fs.Lookup("dry_run"); dry != nil && dry.Value.String() == "true" && p.Runner != "dataflow" {
+	if dry && p.Runner != "dataflow" {
 		return runErr(pipeline.DryRun(ctx, p, stdout))
 	}
 	// The drawn key is saved before the job publishes, and removed again
@@ -101,6 +121,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if res != nil && res.Report != nil {
 		annotate(res.Report, *ids.mode)
+		res.Report.Date = day
 		if werr := writeReport(*metricsOut, res.Report, stdout); werr != nil && err == nil {
 			err = werr
 		}
