@@ -23,6 +23,7 @@ var k8sSchemas = map[string]string{
 	"v1/Service":               "service-v1.json",
 	"apps/v1/Deployment":       "deployment-apps-v1.json",
 	"batch/v1/Job":             "job-batch-v1.json",
+	"batch/v1/CronJob":         "cronjob-batch-v1.json",
 }
 
 const k8sSchemaDir = "schemas/kubernetes-v1.33.0"

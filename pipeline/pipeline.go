@@ -258,7 +258,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 		return nil, &InputError{err}
 	}
 	if total < int64(p.K) {
-		return nil, &InputError{fmt.Errorf("input has %d rows, fewer than k=%d: no k-anonymous release exists", total, p.K)}
+		return nil, &InputError{fmt.Errorf("input %s has %d rows, fewer than k=%d: no k-anonymous release exists", p.Input, total, p.K)}
 	}
 	for i, f := range files {
 		if files[i], err = absPath(f); err != nil {

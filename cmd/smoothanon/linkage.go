@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/smoothanon/smoothanon/linkage"
 	"github.com/smoothanon/smoothanon/matrix"
@@ -35,11 +36,21 @@ func runLinkage(args []string, stdout, stderr io.Writer) error {
 	var releases releaseList
 	fs.Var(&releases, "release", "a release: Parquet file, directory of shards, glob or comma list; repeat once per release, oldest first (at least 2)")
 	k := fs.Int("k", 0, "the releases' k (required, at least 2)")
+	date := dateFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := checkK(*k); err != nil {
 		return err
+	}
+	day, err := resolveDate(*date, time.Now())
+	if err != nil {
+		return err
+	}
+	for i := range releases {
+		if releases[i], err = expandDate("release", releases[i], day); err != nil {
+			return err
+		}
 	}
 	switch {
 	case len(releases) < 2:

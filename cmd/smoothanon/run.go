@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	"github.com/smoothanon/smoothanon/pipeline"
+	"github.com/smoothanon/smoothanon/pseudonym"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/transforms"
@@ -40,7 +42,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list; local or gs://, s3:// (required)")
 	output := fs.String("output", "", "release directory of sharded Parquet files, local or gs://, s3:// (required; must not exist or be empty)")
 	overwrite := fs.Bool("overwrite", false, "replace a non-empty --output or another run's release")
-	runID := fs.String("run_id", "", "id of this run, written into the release's _SUCCESS manifest; rerunning an id already published there does nothing (default: random)")
+	runID := fs.String("run_id", "", "id of this run, written into the release's _SUCCESS manifest; rerunning an id already published there does nothing (default: --date if given, else random)")
+	date := dateFlag(fs)
 	k := fs.Int("k", 0, "smallest class size (required, at least 2)")
 	mode := modeFlag(fs)
 	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "target rows per chunk solved together (at least 2k)")
@@ -62,6 +65,16 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err := checkK(*k); err != nil {
 		return err
 	}
+	day, err := resolveDate(*date, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := expandDates(day, map[string]*string{"input": input, "output": output, "metrics_out": metricsOut, "pseudonym_key_out": ids.out}); err != nil {
+		return err
+	}
+	if *runID == "" {
+		*runID = day
+	}
 	if *iterations < 1 {
 		return usageErr("--spectral_iterations=%d, want at least 1", *iterations)
 	}
@@ -71,6 +84,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}
+	ctx := context.Background()
+	dry := fs.Lookup("dry_run") != nil && fs.Lookup("dry_run").Value.String() == "true"
+	// A rerun of a published run id (a nightly date run again) does
+	// nothing: it is decided before a key is loaded, drawn or saved, so
+	// the night keeps its one release and its one key.
+	if m, merr := storage.ReadManifest(ctx, p.Output); !dry && merr == nil && p.RunID != "" && m.RunID == p.RunID {
+		fmt.Fprintf(stderr, "smoothanon run: %s already holds the release of run %s; nothing to do\n", p.Output, p.RunID)
+		return nil
+	}
 	key, pseudo, err := ids.resolve()
 	if err != nil {
 		return err
@@ -78,19 +100,30 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if pseudo {
 		p.PseudonymKey = &key
 	}
-	ctx := context.Background()
-	if dry := fs.Lookup("dry_run"); dry != nil && dry.Value.String() == "true" && p.Runner != "dataflow" {
-		return runErr(pipeline.DryRun(ctx, p, stdout))
+	if dry {
+		// A printed or logged job graph (Dataflow logs it) must not carry
+		// the key; nothing runs, so nothing is saved either.
+		if pseudo {
+			p.PseudonymKey = &pseudonym.Placeholder
+		}
+		if p.Runner != "dataflow" {
+			return runErr(pipeline.DryRun(ctx, p, stdout))
+		}
+		_, err := pipeline.Run(ctx, p)
+		return runErr(err)
 	}
 	// The drawn key is saved before the job publishes, and removed again
-	// if nothing was published.
+	// when the output holds no release of this run. On any other error
+	// reading the output the key is kept: it may belong to a published
+	// release.
 	undo, err := ids.saveKey(key, pseudo)
 	if err != nil {
 		return err
 	}
 	res, err := pipeline.Run(ctx, p)
 	if err != nil {
-		if _, merr := storage.ReadManifest(ctx, p.Output); merr != nil {
+		m, merr := storage.ReadManifest(ctx, p.Output)
+		if errors.Is(merr, storage.ErrNotRelease) || merr == nil && m.RunID != p.RunID {
 			undo()
 		}
 	}
@@ -101,6 +134,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if res != nil && res.Report != nil {
 		annotate(res.Report, *ids.mode)
+		res.Report.Date = day
 		if werr := writeReport(*metricsOut, res.Report, stdout); werr != nil && err == nil {
 			err = werr
 		}

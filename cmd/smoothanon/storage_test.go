@@ -81,8 +81,33 @@ func TestCommandsOnBuckets(t *testing.T) {
 			if out := mustRun(runArgs...); !strings.Contains(out, "already holds the release of run nightly-1") {
 				t.Fatalf("retry of the run id printed %q", out)
 			}
+			// A nightly run on the bucket: {date} paths, run id = date; its
+			// rerun exits 0 and keeps the one key; a missing night is exit 2
+			// naming the templated input.
+			keyOut := filepath.Join(t.TempDir(), "{date}.key")
+			night := []string{"run", "--date", "2026-11-23", "--input", b + "in.parquet", "--output", b + "rel/dt={date}", "--k", "4",
+				"--chunk_size", "100", "--metrics_out", b + "reports/{date}.json", "--pseudonym_key_out", keyOut}
+			mustRun(night...)
+			nightKey := strings.ReplaceAll(keyOut, "{date}", "2026-11-23")
+			key1, _ := os.ReadFile(nightKey)
+			if m, err := storage.ReadManifest(ctx, b+"rel/dt=2026-11-23"); err != nil || m.RunID != "2026-11-23" || len(key1) == 0 {
+				t.Fatalf("nightly run: manifest %+v, %v; key %d bytes", m, err, len(key1))
+			}
+			if rep := readReport(t, b+"reports/2026-11-23.json"); rep.Date != "2026-11-23" {
+				t.Fatalf("nightly report has date %q", rep.Date)
+			}
+			if out := mustRun(night...); !strings.Contains(out, "nothing to do") {
+				t.Fatalf("nightly rerun printed %q", out)
+			}
+			if key2, _ := os.ReadFile(nightKey); !bytes.Equal(key1, key2) {
+				t.Fatal("the nightly rerun replaced the key")
+			}
+			code, _, stderr := cli(append(night[:len(night):len(night)], "--input", b+"in/dt={date}/*.parquet", "--date", "2026-11-24")...)
+			if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, b+"in/dt=2026-11-24/*.parquet") {
+				t.Fatalf("missing night: exit %d %q", code, stderr)
+			}
 			storage.Remove(ctx, b+"rel/_SUCCESS")
-			code, _, stderr := cli("verify", "--input", b+"in.parquet", "--output", b+"rel", "--k", "4")
+			code, _, stderr = cli("verify", "--input", b+"in.parquet", "--output", b+"rel", "--k", "4")
 			if want := "smoothanon verify: " + b + "rel: not a published release: no _SUCCESS\n"; code != 2 || stderr != want {
 				t.Fatalf("verify without _SUCCESS: exit %d %q, want 2 %q", code, stderr, want)
 			}

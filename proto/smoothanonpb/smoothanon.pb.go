@@ -534,7 +534,10 @@ type RunReport struct {
 	// could not be matched to the input's, so only the checks in checks ran.
 	UsersUnmatched bool `protobuf:"varint,24,opt,name=users_unmatched,json=usersUnmatched,proto3" json:"users_unmatched,omitempty"`
 	// The checks that ran when not all did (users_unmatched).
-	Checks        []string      `protobuf:"bytes,25,rep,name=checks,proto3" json:"checks,omitempty"`
+	Checks []string `protobuf:"bytes,25,rep,name=checks,proto3" json:"checks,omitempty"`
+	// run --date: the day (YYYY-MM-DD, UTC) the run's paths were templated
+	// by; "" for a run without --date.
+	Date          string        `protobuf:"bytes,26,opt,name=date,proto3" json:"date,omitempty"`
 	Solve         *SolveInfo    `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
 	Pipeline      *PipelineInfo `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
 	Baseline      *BaselineInfo `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
@@ -747,6 +750,13 @@ func (x *RunReport) GetChecks() []string {
 	return nil
 }
 
+func (x *RunReport) GetDate() string {
+	if x != nil {
+		return x.Date
+	}
+	return ""
+}
+
 func (x *RunReport) GetSolve() *SolveInfo {
 	if x != nil {
 		return x.Solve
@@ -825,7 +835,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"partitions\x18\a \x01(\x03R\n" +
 	"partitions\x12B\n" +
 	"\x0epartition_size\x18\b \x01(\v2\x1b.smoothanon.v1.DistributionR\rpartitionSize\x12\x18\n" +
-	"\aseconds\x18\t \x01(\x01R\aseconds\"\xe5\a\n" +
+	"\aseconds\x18\t \x01(\x01R\aseconds\"\xf9\a\n" +
 	"\tRunReport\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\f\n" +
 	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x12\n" +
@@ -858,7 +868,8 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\buser_ids\x18\x16 \x01(\tR\auserIds\x12'\n" +
 	"\x0flinkage_warning\x18\x17 \x01(\tR\x0elinkageWarning\x12'\n" +
 	"\x0fusers_unmatched\x18\x18 \x01(\bR\x0eusersUnmatched\x12\x16\n" +
-	"\x06checks\x18\x19 \x03(\tR\x06checks\x12.\n" +
+	"\x06checks\x18\x19 \x03(\tR\x06checks\x12\x12\n" +
+	"\x04date\x18\x1a \x01(\tR\x04date\x12.\n" +
 	"\x05solve\x18\x1e \x01(\v2\x18.smoothanon.v1.SolveInfoR\x05solve\x127\n" +
 	"\bpipeline\x18\x1f \x01(\v2\x1b.smoothanon.v1.PipelineInfoR\bpipeline\x127\n" +
 	"\bbaseline\x18  \x01(\v2\x1b.smoothanon.v1.BaselineInfoR\bbaselineB5Z3github.com/smoothanon/smoothanon/proto/smoothanonpbb\x06proto3"
