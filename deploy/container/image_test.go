@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/smoothanon/smoothanon/storage"
 )
 
 // inImage is where the image keeps the launcher (rootfs.sh).
@@ -48,9 +50,15 @@ func TestImageAsBeamWorker(t *testing.T) {
 
 	in := filepath.Join(data, "input.parquet")
 	host(t, nil, bin, "gen", "--model", "userlists", "--rows", "3000", "--columns", "2000", "--seed", "1", "--output", in)
+	// One pseudonym key for every run (readable by the image's user), so
+	// the releases are comparable byte for byte.
+	key := filepath.Join(data, "pseudonym.key")
+	if err := os.WriteFile(key, []byte(strings.Repeat("3c", 32)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	job := func(out string) []string {
 		return []string{"run", "--input", in, "--output", filepath.Join(data, out), "--k", "4",
-			"--chunk_size", "1000", "--chunk_key", "hub", "--seed", "1"}
+			"--chunk_size", "1000", "--chunk_key", "hub", "--seed", "1", "--pseudonym_key_file", key}
 	}
 	host(t, nil, bin, job("loopback")...)
 	want := release(t, filepath.Join(data, "loopback"))
@@ -89,7 +97,8 @@ func TestImageAsBeamWorker(t *testing.T) {
 
 	t.Run("verify", func(t *testing.T) {
 		out := e.run(t, "run", "--rm", "--network", "none", "--entrypoint", inImage, image,
-			"verify", "--input", in, "--output", filepath.Join(data, "loopback"), "--k", "4")
+			"verify", "--input", in, "--output", filepath.Join(data, "loopback"), "--k", "4",
+			"--pseudonym_key_file", key)
 		if !regexp.MustCompile(`"valid":\s*true`).MatchString(out) {
 			t.Errorf("verify in the image: %s", tail(out))
 		}
@@ -208,7 +217,9 @@ func release(t *testing.T, dir string) map[string][]byte {
 		}
 		b, err := os.ReadFile(path)
 		rel, _ := filepath.Rel(dir, path)
-		files[rel] = b
+		if rel != storage.SuccessName { // its run id and report hash differ per run
+			files[rel] = b
+		}
 		return err
 	})
 	if err != nil {
@@ -216,6 +227,15 @@ func release(t *testing.T, dir string) map[string][]byte {
 	}
 	if len(files) == 0 {
 		t.Fatalf("%s: empty release", dir)
+	}
+	m, err := storage.ReadManifest(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range m.Shards {
+		if _, ok := files[sh.Name]; !ok {
+			t.Errorf("%s: the manifest lists %s, which is missing", dir, sh.Name)
+		}
 	}
 	return files
 }
