@@ -91,7 +91,7 @@ demo: build
 bench:
 	@mkdir -p out
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -count $(BENCHCOUNT) -timeout 60m \
-		./verify ./gen ./importer ./lsh ./solver ./solver/internal/knn ./solver/internal/prefetch | tee out/bench.txt
+		./matrix ./verify ./gen ./importer ./lsh ./solver ./solver/internal/knn ./solver/internal/prefetch | tee out/bench.txt
 	$(GO) run $(BENCHSTAT) out/bench.txt
 
 # Solver time per row on generated user lists of 1e4, 1e5 and 1e6 rows.
