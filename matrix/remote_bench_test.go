@@ -18,11 +18,7 @@ func BenchmarkRemoteRowGroup(b *testing.B) {
 	}
 	for _, store := range []string{"gs", "s3"} {
 		b.Run(store, func(b *testing.B) {
-			if store == "gs" {
-				storagetest.StartGCS(b, "bkt")
-			} else {
-				storagetest.StartS3(b, "bkt")
-			}
+			storagetest.Start(b, store, "bkt")
 			uri := store + "://bkt/f.parquet"
 			if err := WriteMatrix(uri, m, WriterOptions{RowGroupRows: rows / groups}); err != nil {
 				b.Fatal(err)

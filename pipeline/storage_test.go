@@ -57,11 +57,7 @@ func TestRunOnBuckets(t *testing.T) {
 	ctx := context.Background()
 	for _, store := range []string{"gs", "s3"} {
 		t.Run(store, func(t *testing.T) {
-			if store == "gs" {
-				storagetest.StartGCS(t, "bkt")
-			} else {
-				storagetest.StartS3(t, "bkt")
-			}
+			storagetest.Start(t, store, "bkt")
 			upload(t, files, store+"://bkt/in")
 			q := p
 			q.Input, q.Output, q.RunID = store+"://bkt/in/*.parquet", store+"://bkt/rel", "2026-11-23"

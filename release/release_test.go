@@ -39,16 +39,10 @@ func TestPublish(t *testing.T) {
 	ctx := context.Background()
 	for _, store := range []string{"local", "gs", "s3"} {
 		t.Run(store, func(t *testing.T) {
-			var root string
-			switch store {
-			case "local":
-				root = t.TempDir()
-			case "gs":
-				storagetest.StartGCS(t, "b")
-				root = "gs://b/p"
-			case "s3":
-				storagetest.StartS3(t, "b")
-				root = "s3://b/p"
+			root := t.TempDir()
+			if store != "local" {
+				storagetest.Start(t, store, "b")
+				root = store + "://b/p"
 			}
 			out := storage.Join(root, "out")
 			m, already, err := release.Publish(ctx, release.PublishParams{Staged: stage(t, root, "s1", 3), Output: out, RunID: "run1", ReportSHA256: "ab"})

@@ -45,11 +45,7 @@ func TestCommandsOnBuckets(t *testing.T) {
 	ctx := context.Background()
 	for _, store := range []string{"gs", "s3"} {
 		t.Run(store, func(t *testing.T) {
-			if store == "gs" {
-				storagetest.StartGCS(t, "bkt")
-			} else {
-				storagetest.StartS3(t, "bkt")
-			}
+			storagetest.Start(t, store, "bkt")
 			b := store + "://bkt/"
 			same := func(local, remote string) {
 				t.Helper()

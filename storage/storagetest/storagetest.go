@@ -87,3 +87,17 @@ func serve(t testing.TB, l net.Listener, h http.Handler) {
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 }
+
+// Start starts the fake store of scheme ("gs" or "s3") holding buckets,
+// for tests that run once per object store.
+func Start(t testing.TB, scheme string, buckets ...string) {
+	t.Helper()
+	switch scheme {
+	case "gs":
+		StartGCS(t, buckets...)
+	case "s3":
+		StartS3(t, buckets...)
+	default:
+		t.Fatalf("storagetest: no fake object store for scheme %q", scheme)
+	}
+}
