@@ -132,19 +132,46 @@ func BenchmarkDBLP(b *testing.B) {
 
 // BenchmarkUserLists runs -pipeline_rows (default 1e6) generated power-law
 // user lists (1e6 columns, mean degree 10) through the pipeline on prism,
-// k=8 smooth, chunk size 1e5.
+// k=8 smooth, chunk size 1e5. With -pipeline_whole it then solves the same
+// rows whole in this process and reports the pipeline's rows/s as a
+// fraction of the whole solve's (the pipeline's peak RSS is read before).
 func BenchmarkUserLists(b *testing.B) {
 	dir := b.TempDir()
+	g := gen.UserListsParams{Rows: *benchRows, Columns: 1_000_000, MeanDegree: 10, Zipf: 1.1, Seed: 1}
 	w, err := matrix.Create(filepath.Join(dir, "in.parquet"), matrix.WriterOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := gen.UserLists(w, gen.UserListsParams{Rows: *benchRows, Columns: 1_000_000, MeanDegree: 10, Zipf: 1.1, Seed: 1}); err != nil {
+	if err := gen.UserLists(w, g); err != nil {
 		b.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	runBench(b, Params{Input: filepath.Join(dir, "in.parquet"), K: 8, ChunkSize: 100_000, Seed: 1, Key: key(b), SpectralIterations: *benchIters})
+	res := runBench(b, Params{Input: filepath.Join(dir, "in.parquet"), K: 8, ChunkSize: 100_000, Seed: 1, Key: key(b), SpectralIterations: *benchIters})
+	if !*benchWhole {
+		return
+	}
+	b.StopTimer()
+	m, _, err := matrix.ReadMatrix(filepath.Join(dir, "in.parquet"), matrix.ReadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	whole, err := solver.Solve(context.Background(), m, solver.Params{K: 8, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	secs := time.Since(start).Seconds()
+	rep, err := verify.Check(m, whole.Release, verify.Params{K: 8, Mode: matrix.Smooth})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pipeRate := float64(res.Report.Rows) / res.Report.Pipeline.Seconds
+	wholeRate := float64(m.NumRows()) / secs
+	b.ReportMetric(wholeRate, "whole_rows/s")
+	b.ReportMetric(pipeRate/wholeRate, "pipeline/whole")
+	b.Logf("whole-input solve: %.1fs (%.0f rows/s), J=%.4f; pipeline %.1fs (%.0f rows/s, %.2f× the whole solve), J=%.4f",
+		secs, wholeRate, rep.Jaccard, res.Report.Pipeline.Seconds, pipeRate, pipeRate/wholeRate, res.Report.Jaccard)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/transforms"
 )
 
@@ -21,11 +23,17 @@ func init() {
 
 // addPrivateFeature gives every 10th user (id ending in 0) a feature of its own: a
 // class of one user, and in smooth mode a feature nobody held.
-func addPrivateFeature(r transforms.OutRow) transforms.OutRow {
-	if strings.HasSuffix(r.User, "0") {
-		r.Out = append(append([]uint32(nil), r.Out...), 4_000_000_000)
+func addPrivateFeature(b transforms.OutBlock) transforms.OutBlock {
+	out := matrix.New(b.Out.NumRows(), len(b.Out.Features))
+	for i, u := range b.Out.Users {
+		row := b.Out.Row(i)
+		if strings.HasSuffix(u, "0") {
+			row = append(slices.Clone(row), 4_000_000_000)
+		}
+		out.Append(u, row)
 	}
-	return r
+	b.Out = *out
+	return b
 }
 
 // TestBadReleaseIsNotPublished corrupts the solver's output inside the

@@ -4,43 +4,57 @@ import (
 	"testing"
 
 	"github.com/smoothanon/smoothanon/gen"
-	"github.com/smoothanon/smoothanon/lsh"
 )
 
 // BenchmarkShuffleBytes reports the encoded size per row of every element
-// type that crosses a shuffle, on generated user lists (mean degree 10,
-// 1e6 columns): the input to the cost model's shuffle volume.
+// that crosses a shuffle, on a block of 1e5 generated user lists (mean
+// degree 10, 1e6 columns) whose release keeps half of each row in classes
+// of 8: the input to the cost model's shuffle volume.
 func BenchmarkShuffleBytes(b *testing.B) {
-	g, err := gen.NewUserLists(gen.UserListsParams{Rows: 100_000, Columns: 1_000_000, MeanDegree: 10, Zipf: 1.1, Seed: 1})
+	const rows = 100_000
+	g, err := gen.NewUserLists(gen.UserListsParams{Rows: rows, Columns: 1_000_000, MeanDegree: 10, Zipf: 1.1, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := lsh.New(1)
-	var sig, out, row, class, n int64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		user, feats := g.Row(int64(i % 100_000))
-		r := Row{User: user, Features: feats}
-		sr := SigRow{Lead: 1, Sig: h.Sign(feats), Row: r}
-		kept := feats[:len(feats)/2]
-		sig += int64(len(encSigRow(sr)) + 8) // + chunk id key
-		out += int64(len(encOutRow(OutRow{User: user, In: feats, Out: kept})))
-		row += int64(len(encRow(Row{User: user, Features: kept})) + 8) // + shard key
-		class += int64(len(encClassAcc(ClassAcc{Rows: 1, Out: kept, Hits: make([]int64, len(kept))})) + 16)
-		n++
+	in, out := emptyMatrix(), emptyMatrix()
+	lead := make([]uint64, rows)
+	for i := int64(0); i < rows; i++ {
+		user, feats := g.Row(i)
+		in.Append(user, feats)
+		if i%8 == 0 {
+			out.Append(user, feats[:len(feats)/2])
+		} else {
+			out.Append(user, out.Row(int(i/8*8)))
+		}
+		lead[i] = uint64(i) * 0x9E3779B97F4A7C15
 	}
+	var read, keyed, released, written, classes int
+	b.ResetTimer()
+	for range b.N {
+		read = len(encMatrix(in))
+		keyed = len(encKeyedBlock(KeyedBlock{Rows: in, Lead: lead, Tie: lead, Seed: 1}))
+		released = len(encOutBlock(OutBlock{In: in, Out: out}))
+		written = len(encMatrix(out))
+		fn := &verifyBlockFn{}
+		classes = 0
+		emit := func(_ int64, c classBlock) { classes += len(encClassBlock(c)) + 8 }
+		fn.ProcessElement(OutBlock{In: in, Out: out}, emit, nil)
+		fn.FinishBundle(emit, func(Stats) {})
+	}
+	b.StopTimer()
 	// One spectral round: a bundle of 1e5 rows sends one block entry per
 	// distinct feature it touched (fewer bytes per row in larger bundles).
-	sums := bundleSums{}
-	for i := int64(0); i < 100_000; i++ {
-		_, feats := g.Row(i)
-		sums.add(feats, i%(1<<29)-1<<28)
+	sums := newBundleSums()
+	for i := range rows {
+		sums.add(in.Row(i), int64(i)%(1<<29)-1<<28)
 	}
-	var round int64
-	sums.flush(func(_ int64, fb featBlock) { round += int64(len(encFeatBlock(fb))) + 8 })
-	b.ReportMetric(float64(round)/100_000, "B/row_spectral_round@1e5")
-	b.ReportMetric(float64(sig)/float64(n), "B/row_chunk_gbk")
-	b.ReportMetric(float64(class)/float64(n), "B/row_class_combine")
-	b.ReportMetric(float64(row)/float64(n), "B/row_write_gbk")
-	b.ReportMetric(float64(out)/float64(n), "B/row_outrow")
+	var round int
+	sums.flush(func(_ int64, fb featBlock) { round += len(encFeatBlock(fb)) + 8 })
+	per := func(n int) float64 { return float64(n) / rows }
+	b.ReportMetric(per(read), "B/row_rows")
+	b.ReportMetric(per(keyed), "B/row_chunk_gbk")
+	b.ReportMetric(per(released), "B/row_released")
+	b.ReportMetric(per(written), "B/row_write_gbk")
+	b.ReportMetric(per(classes), "B/row_class_combine")
+	b.ReportMetric(per(round), "B/row_spectral_round@1e5")
 }

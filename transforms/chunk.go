@@ -2,7 +2,9 @@ package transforms
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"reflect"
@@ -72,16 +74,18 @@ var chunksCounter = beam.NewCounter("smoothanon", "chunks")
 
 func init() {
 	beam.RegisterCoder(reflect.TypeOf(Bounds{}), encBounds, decBounds)
-	register.DoFn3x0[SigRow, int, func([]byte)](&sampleFn{})
+	register.DoFn3x0[KeyedBlock, int, func([]byte)](&sampleFn{})
 	register.Emitter1[[]byte]()
 	register.DoFn4x1[[]byte, func(*[]byte) bool, int, func(Bounds), error](&boundsFn{})
 	register.Iter1[[]byte]()
-	register.Function3x0(assignChunk)
-	register.Emitter2[int64, SigRow]()
-	register.Function2x2(chunkOne)
+	register.Iter1[Bounds]()
+	register.DoFn3x1[KeyedBlock, func(*Bounds) bool, func(int64, int64), error](&chunkSizesFn{})
 	register.Emitter2[int64, int64]()
-	register.DoFn5x1[int64, SigRow, func(*int64, *int64) bool, int, func(int64, SigRow), error](&mergeFn{})
+	register.DoFn4x1[KeyedBlock, func(*Bounds) bool, func(*int64, *int64) bool, func(int64, KeyedBlock), error](&assignFn{})
+	register.Emitter2[int64, KeyedBlock]()
 	register.Iter2[int64, int64]()
+	register.Function1x1(keyedRows)
+	register.Function2x1(sumInts)
 }
 
 func encBounds(b Bounds) ([]byte, error) { return gobEncode(b) }
@@ -91,16 +95,18 @@ func decBounds(p []byte) (Bounds, error) {
 	return b, err
 }
 
-// Chunk range-partitions a PCollection<SigRow> by SortKey into chunks of
-// about ChunkSize rows and returns PCollection<KV<int64, SigRow>> keyed by
-// chunk id. Beam has no global sort, and combiner-based approximate
-// quantiles depend on bundle order, so boundaries come from a deterministic
-// sample instead: a row is sampled when the hash of its user id falls under
-// a threshold set from the total count; the sorted sample's every
-// (len/chunks)-th key is a boundary. Chunks are therefore a pure function of
-// the set of input rows. Chunks with fewer than MinRows rows are merged into
-// their neighbour; fewer than K rows in total fails the job.
-func Chunk(s beam.Scope, rows beam.PCollection, params ChunkParams) beam.PCollection {
+// Chunk range-partitions a PCollection<KeyedBlock> by the rows' sort keys
+// into chunks of about ChunkSize rows and returns PCollection<KV<int64,
+// KeyedBlock>>: for every block, one piece per chunk it has rows in, keyed
+// by chunk id. Beam has no global sort, and combiner-based approximate
+// quantiles depend on bundle order, so boundaries come from a
+// deterministic sample instead: a row is sampled when the hash of its user
+// id falls under a threshold set from the total count; the sorted sample's
+// every (len/chunks)-th key is a boundary. Chunks are therefore a pure
+// function of the set of input rows. Chunks with fewer than MinRows rows
+// are merged into their neighbour; fewer than K rows in total fails the
+// job.
+func Chunk(s beam.Scope, blocks beam.PCollection, params ChunkParams) beam.PCollection {
 	s = s.Scope("Chunk")
 	if err := checkChunkParams(params); err != nil {
 		panic(err)
@@ -108,23 +114,24 @@ func Chunk(s beam.Scope, rows beam.PCollection, params ChunkParams) beam.PCollec
 	if params.SamplesPerChunk == 0 {
 		params.SamplesPerChunk = DefaultSamplesPerChunk
 	}
-	total := stats.CountElms(s, rows)
-	bounds := sampleBounds(s, rows, total, params)
+	total := beam.Combine(s, sumInts, beam.ParDo(s, keyedRows, blocks))
+	bounds := sampleBounds(s, blocks, total, params)
 	if params.Sharpen {
-		rows = sharpen(s, rows, bounds)
-		bounds = sampleBounds(s, rows, total, params)
+		blocks = sharpen(s, blocks, bounds)
+		bounds = sampleBounds(s, blocks, total, params)
 	}
-	keyed := beam.ParDo(s, assignChunk, rows, beam.SideInput{Input: bounds})
-	sizes := stats.SumPerKey(s, beam.ParDo(s, chunkOne, keyed))
-	return beam.ParDo(s, &mergeFn{MinRows: params.MinRows}, keyed,
-		beam.SideInput{Input: sizes}, beam.SideInput{Input: total})
+	sizes := stats.SumPerKey(s, beam.ParDo(s, &chunkSizesFn{}, blocks, beam.SideInput{Input: bounds}))
+	return beam.ParDo(s, &assignFn{MinRows: params.MinRows}, blocks, beam.SideInput{Input: bounds}, beam.SideInput{Input: sizes})
 }
 
-// sampleBounds computes the chunk boundaries (a singleton Bounds) of rows
-// from the deterministic sample.
-func sampleBounds(s beam.Scope, rows, total beam.PCollection, params ChunkParams) beam.PCollection {
+func keyedRows(b KeyedBlock) int { return b.Rows.NumRows() }
+func sumInts(a, b int) int       { return a + b }
+
+// sampleBounds computes the chunk boundaries (a singleton Bounds) of the
+// rows from the deterministic sample.
+func sampleBounds(s beam.Scope, blocks, total beam.PCollection, params ChunkParams) beam.PCollection {
 	sample := beam.ParDo(s, &sampleFn{ChunkSize: params.ChunkSize, PerChunk: params.SamplesPerChunk},
-		rows, beam.SideInput{Input: total})
+		blocks, beam.SideInput{Input: total})
 	return beam.ParDo(s, &boundsFn{ChunkSize: params.ChunkSize, K: params.K},
 		beam.Impulse(s), beam.SideInput{Input: sample}, beam.SideInput{Input: total})
 }
@@ -163,10 +170,13 @@ type sampleFn struct {
 	PerChunk  int64 `json:"per_chunk"`
 }
 
-func (fn *sampleFn) ProcessElement(r SigRow, total int, emit func([]byte)) {
+func (fn *sampleFn) ProcessElement(b KeyedBlock, total int, emit func([]byte)) {
 	t := sampleThreshold(int64(total), fn.ChunkSize, fn.PerChunk)
-	if t == math.MaxUint64 || userHash(r.Row.User) < t {
-		emit(r.SortKey())
+	h := lsh.New(b.Seed)
+	for i, u := range b.Rows.Users {
+		if t == math.MaxUint64 || userHash(u) < t {
+			emit(sortKey(b.lead(i), b.tie(i), h.Sign(b.Rows.Row(i)), u))
+		}
 	}
 }
 
@@ -203,16 +213,83 @@ func computeBounds(keys [][]byte, chunks int64) Bounds {
 	return b
 }
 
-// chunkOf is the chunk of key: the number of boundaries <= key.
-func chunkOf(b Bounds, key []byte) int64 {
-	return int64(sort.Search(len(b.Keys), func(i int) bool { return bytes.Compare(b.Keys[i], key) > 0 }))
+// cutter finds the chunk of a row: the number of boundaries at or below
+// its sort key. Most rows differ from every boundary in their (lead, tie)
+// prefix, which decides; only rows that share it with a boundary need
+// their signature.
+type cutter struct {
+	keys [][]byte
+	pre  [][2]uint64 // (lead, tie) of keys
 }
 
-func assignChunk(r SigRow, b Bounds, emit func(int64, SigRow)) {
-	emit(chunkOf(b, r.SortKey()), r)
+func newCutter(b Bounds) *cutter {
+	c := &cutter{keys: b.Keys, pre: make([][2]uint64, len(b.Keys))}
+	for i, k := range b.Keys {
+		var p [16]byte
+		copy(p[:], k)
+		c.pre[i] = [2]uint64{binary.BigEndian.Uint64(p[:8]), binary.BigEndian.Uint64(p[8:])}
+	}
+	return c
 }
 
-func chunkOne(c int64, _ SigRow) (int64, int64) { return c, 1 }
+func lessPair(a, b [2]uint64) bool { return a[0] < b[0] || a[0] == b[0] && a[1] < b[1] }
+
+func (c *cutter) chunk(k *rowKey) int64 {
+	p := [2]uint64{k.lead, k.tie}
+	lo := sort.Search(len(c.pre), func(i int) bool { return !lessPair(c.pre[i], p) })
+	hi := lo + sort.Search(len(c.pre)-lo, func(i int) bool { return lessPair(p, c.pre[lo+i]) })
+	if lo == hi {
+		return int64(lo)
+	}
+	key := k.bytes()
+	return int64(lo + sort.Search(hi-lo, func(i int) bool { return bytes.Compare(c.keys[lo+i], key) > 0 }))
+}
+
+// chunksOf returns the chunk of every row of b.
+func (c *cutter) chunksOf(b *KeyedBlock) []int64 {
+	h := lsh.New(b.Seed)
+	out := make([]int64, b.Rows.NumRows())
+	for i := range out {
+		k := rowKey{lead: b.lead(i), tie: b.tie(i), user: b.Rows.Users[i], features: b.Rows.Row(i), h: h}
+		out[i] = c.chunk(&k)
+	}
+	return out
+}
+
+// readCutter reads the bounds side input once into *cache. The side input
+// is taken as an iterator, read lazily in ProcessElement: a singleton
+// parameter would be fetched when StartBundle runs, and the Beam 2.62
+// Flink job server registers a bundle's state handler only after sending
+// the bundle request, so a fetch that early can fail with "Unknown process
+// bundle instruction id" (it did, at 1e7 rows with 16 partitions).
+func readCutter(cache **cutter, bounds func(*Bounds) bool) error {
+	if *cache != nil {
+		return nil
+	}
+	var b Bounds
+	if !bounds(&b) {
+		return fmt.Errorf("chunk: no chunk bounds")
+	}
+	*cache = newCutter(b)
+	return nil
+}
+
+// chunkSizesFn counts the rows of every chunk in a block.
+type chunkSizesFn struct{ c *cutter }
+
+func (fn *chunkSizesFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, emit func(int64, int64)) error {
+	if err := readCutter(&fn.c, bounds); err != nil {
+		return err
+	}
+	n := map[int64]int64{}
+	for _, c := range fn.c.chunksOf(&b) {
+		n[c]++
+	}
+	for _, c := range slices.Sorted(maps.Keys(n)) {
+		emit(c, n[c])
+	}
+	return nil
+}
 
 // mergeChunks maps every chunk id to the id of its merged chunk: walking
 // chunks in order, it groups neighbours until a group holds minRows rows; a
@@ -250,12 +327,17 @@ func mergeChunks(sizes map[int64]int64, minRows int64) map[int64]int64 {
 	return out
 }
 
-type mergeFn struct {
+// assignFn splits a block into one piece per merged chunk.
+type assignFn struct {
 	MinRows int64 `json:"min_rows"`
+	c       *cutter
 	merged  map[int64]int64
 }
 
-func (fn *mergeFn) ProcessElement(c int64, r SigRow, sizes func(*int64, *int64) bool, _ int, emit func(int64, SigRow)) error {
+func (fn *assignFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, sizes func(*int64, *int64) bool, emit func(int64, KeyedBlock)) error {
+	if err := readCutter(&fn.c, bounds); err != nil {
+		return err
+	}
 	if fn.merged == nil {
 		m := map[int64]int64{}
 		var id, n int64
@@ -264,10 +346,31 @@ func (fn *mergeFn) ProcessElement(c int64, r SigRow, sizes func(*int64, *int64) 
 		}
 		fn.merged = mergeChunks(m, fn.MinRows)
 	}
-	to, ok := fn.merged[c]
-	if !ok {
-		return fmt.Errorf("chunk %d has no size", c)
+	chunks := fn.c.chunksOf(&b)
+	for i, c := range chunks {
+		to, ok := fn.merged[c]
+		if !ok {
+			return fmt.Errorf("chunk %d has no size", c)
+		}
+		chunks[i] = to
 	}
-	emit(to, r)
+	for to, rows := range groupRows(chunks) {
+		emit(to, b.subset(rows))
+	}
 	return nil
+}
+
+// groupRows lists the row numbers of every value of keys, values ascending.
+func groupRows(keys []int64) func(func(int64, []int) bool) {
+	return func(yield func(int64, []int) bool) {
+		rows := map[int64][]int{}
+		for i, k := range keys {
+			rows[k] = append(rows[k], i)
+		}
+		for _, k := range slices.Sorted(maps.Keys(rows)) {
+			if !yield(k, rows[k]) {
+				return
+			}
+		}
+	}
 }

@@ -6,11 +6,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
+	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/pseudonym"
 )
 
 func init() {
-	register.DoFn2x0[Row, func(Row)](&pseudonymizeFn{})
+	register.DoFn2x0[matrix.Matrix, func(matrix.Matrix)](&pseudonymizeFn{})
 }
 
 // PseudonymizeParams configure Pseudonymize.
@@ -21,7 +22,8 @@ type PseudonymizeParams struct {
 	Key pseudonym.Key
 }
 
-// Pseudonymize replaces the user id of every row of a PCollection<Row> by
+// Pseudonymize replaces the user id of every row of a
+// PCollection<matrix.Matrix> of blocks by
 // its pseudonym under params.Key. The pipeline applies it right after
 // Read, before anything is keyed, sorted, chunked or sharded by user id,
 // so no order or shard follows the real ids. Two ids with one pseudonym
@@ -48,6 +50,11 @@ func (fn *pseudonymizeFn) Setup() error {
 	return nil
 }
 
-func (fn *pseudonymizeFn) ProcessElement(r Row, emit func(Row)) {
-	emit(Row{User: fn.mp.ID(r.User), Features: r.Features})
+func (fn *pseudonymizeFn) ProcessElement(b matrix.Matrix, emit func(matrix.Matrix)) {
+	users := make([]string, len(b.Users))
+	for i, u := range b.Users {
+		users[i] = fn.mp.ID(u)
+	}
+	b.Users = users
+	emit(b)
 }

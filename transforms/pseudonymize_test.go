@@ -18,14 +18,14 @@ func TestPseudonymize(t *testing.T) {
 		t.Fatal(err)
 	}
 	mp := pseudonym.NewMapper(key)
-	var in, want []any
+	var in, want []testRow
 	for _, u := range []string{"alice", "bob", "carol"} {
 		f := []uint32{uint32(len(u)), 100}
-		in = append(in, Row{User: u, Features: f})
-		want = append(want, Row{User: mp.ID(u), Features: f})
+		in = append(in, testRow{u, f})
+		want = append(want, testRow{mp.ID(u), f})
 	}
-	p, s, col := ptest.Create(in)
-	passert.Equals(s, Pseudonymize(s, col, PseudonymizeParams{Key: key}), want...)
+	p, s, col := ptest.Create([]any{blockOf(in...)})
+	passert.Equals(s, Pseudonymize(s, col, PseudonymizeParams{Key: key}), blockOf(want...))
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}

@@ -17,15 +17,17 @@ var (
 func init() {
 	register.Function2x1(expandRowGroups)
 	register.Emitter1[RowGroup]()
-	register.DoFn3x1[context.Context, RowGroup, func(Row), error](&readRowGroupFn{})
-	register.Emitter1[Row]()
+	register.DoFn3x1[context.Context, RowGroup, func(matrix.Matrix), error](&readRowGroupFn{})
+	register.Emitter1[matrix.Matrix]()
 }
 
 // Read turns a PCollection<string> of Parquet file paths into a
-// PCollection<Row>. Work is split per (file, row group): each file's footer
-// is read to list its row groups, the groups are reshuffled across workers,
-// and each is streamed with matrix.File.ReadRowGroup, so no file is ever
-// held in memory whole. Beam's parquetio is not used: it reads whole files.
+// PCollection<matrix.Matrix> of blocks of rows: one per row group, cut
+// into blocks of at most MaxBlockRows rows. Work is split per (file, row
+// group): each file's footer is read to list its row groups, the groups
+// are reshuffled across workers, and each is streamed with
+// matrix.File.ReadRowGroup, so no file is ever held in memory whole.
+// Beam's parquetio is not used: it reads whole files.
 func Read(s beam.Scope, files beam.PCollection) beam.PCollection {
 	s = s.Scope("Read")
 	groups := beam.ParDo(s, expandRowGroups, files)
@@ -48,19 +50,31 @@ func expandRowGroups(file string, emit func(RowGroup)) error {
 
 type readRowGroupFn struct{}
 
-func (fn *readRowGroupFn) ProcessElement(ctx context.Context, g RowGroup, emit func(Row)) error {
+func (fn *readRowGroupFn) ProcessElement(ctx context.Context, g RowGroup, emit func(matrix.Matrix)) error {
 	f, err := matrix.OpenFile(g.File)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	var n int64
+	b := emptyMatrix()
 	err = f.ReadRowGroup(int(g.Group), func(user string, features []uint32) error {
-		emit(Row{User: user, Features: append([]uint32(nil), features...)})
-		n++
+		b.Users = append(b.Users, user)
+		b.Features = append(b.Features, features...)
+		b.Offsets = append(b.Offsets, int64(len(b.Features)))
+		if b.NumRows() == MaxBlockRows {
+			rowsRead.Inc(ctx, int64(b.NumRows()))
+			emit(b)
+			b = emptyMatrix()
+		}
 		return nil
 	})
-	rowsRead.Inc(ctx, n)
+	if err != nil {
+		return err
+	}
+	if b.NumRows() > 0 {
+		rowsRead.Inc(ctx, int64(b.NumRows()))
+		emit(b)
+	}
 	rowGroupsRead.Inc(ctx, 1)
-	return err
+	return nil
 }

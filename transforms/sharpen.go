@@ -35,44 +35,30 @@ func sharpenScale(chunks int) (int64, error) {
 }
 
 func init() {
-	register.DoFn3x1[SigRow, func(*Bounds) bool, func(int64, featBlock), error](&chunkSumsFn{})
-	register.Iter1[Bounds]()
-	register.DoFn4x1[SigRow, Bounds, func(*int64, *featBlock) bool, func(SigRow), error](&sharpenFn{})
+	register.DoFn3x1[KeyedBlock, func(*Bounds) bool, func(int64, featBlock), error](&chunkSumsFn{})
+	register.DoFn4x1[KeyedBlock, func(*Bounds) bool, func(*int64, *featBlock) bool, func(KeyedBlock), error](&sharpenFn{})
 }
 
 // chunkSumsFn sums, per feature, the chunk index of the rows holding it
 // (per bundle, in blocks; see bundleSums).
-//
-// The bounds side input is taken as an iterator, read lazily in
-// ProcessElement: a singleton parameter would be fetched when StartBundle
-// runs, and the Beam 2.62 Flink job server registers a bundle's state
-// handler only after sending the bundle request, so a fetch that early can
-// fail with "Unknown process bundle instruction id" (it did, at 1e7 rows
-// with 16 partitions).
 type chunkSumsFn struct {
-	sums   bundleSums
-	bounds *Bounds
-	scale  int64 // sharpenScale of bounds
+	sums bundleSums
+	c    *cutter
 }
 
 // StartBundle: see spectralFirstFn.StartBundle.
 func (fn *chunkSumsFn) StartBundle(_ func(*Bounds) bool, _ func(int64, featBlock)) {
-	fn.sums = bundleSums{}
+	fn.sums = newBundleSums()
 }
 
-func (fn *chunkSumsFn) ProcessElement(r SigRow, bounds func(*Bounds) bool, _ func(int64, featBlock)) error {
-	if fn.bounds == nil {
-		var b Bounds
-		if !bounds(&b) {
-			return fmt.Errorf("sharpen: no chunk bounds")
-		}
-		scale, err := sharpenScale(len(b.Keys) + 1)
-		if err != nil {
-			return err
-		}
-		fn.bounds, fn.scale = &b, scale
+func (fn *chunkSumsFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, _ func(int64, featBlock)) error {
+	scale, err := readSharpenCutter(&fn.c, bounds)
+	if err != nil {
+		return err
 	}
-	fn.sums.add(r.Row.Features, chunkOf(*fn.bounds, r.SortKey())*fn.scale)
+	for i, c := range fn.c.chunksOf(&b) {
+		fn.sums.add(b.Rows.Row(i), c*scale)
+	}
 	return nil
 }
 
@@ -80,32 +66,44 @@ func (fn *chunkSumsFn) FinishBundle(_ func(*Bounds) bool, emit func(int64, featB
 	fn.sums.flush(emit)
 }
 
-// sharpenFn gives each row its sharpened lead key.
-type sharpenFn struct {
-	c *coords
+// readSharpenCutter reads the bounds (readCutter) and returns their scale.
+func readSharpenCutter(cache **cutter, bounds func(*Bounds) bool) (int64, error) {
+	if err := readCutter(cache, bounds); err != nil {
+		return 0, fmt.Errorf("sharpen: %w", err)
+	}
+	return sharpenScale(len((*cache).keys) + 1)
 }
 
-func (fn *sharpenFn) ProcessElement(r SigRow, b Bounds, fx func(*int64, *featBlock) bool, emit func(SigRow)) error {
-	scale, err := sharpenScale(len(b.Keys) + 1)
+// sharpenFn gives each row its sharpened lead key.
+type sharpenFn struct {
+	c  *cutter
+	fx *table[int32]
+}
+
+func (fn *sharpenFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, fx func(*int64, *featBlock) bool, emit func(KeyedBlock)) error {
+	scale, err := readSharpenCutter(&fn.c, bounds)
 	if err != nil {
 		return err
 	}
-	own := chunkOf(b, r.SortKey()) * scale
-	v := own
-	if len(r.Row.Features) > 0 {
-		if v, err = coordOfRow(&fn.c, r.Row, fx); err != nil {
-			return fmt.Errorf("sharpen: %w", err)
+	lead := make([]uint64, b.Rows.NumRows())
+	for i, c := range fn.c.chunksOf(&b) {
+		own := c * scale
+		v := own
+		if row := b.Rows.Row(i); len(row) > 0 {
+			if v, err = coordOfRow(&fn.fx, b.Rows.Users[i], row, fx); err != nil {
+				return fmt.Errorf("sharpen: %w", err)
+			}
 		}
+		lead[i] = leadKey(own + max(-scale, min(scale, v-own)))
 	}
-	v = own + max(-scale, min(scale, v-own))
-	emit(SigRow{Lead: leadKey(v), Tie: r.Lead, Sig: r.Sig, Row: r.Row})
+	emit(KeyedBlock{Rows: b.Rows, Lead: lead, Tie: b.Lead, Seed: b.Seed})
 	return nil
 }
 
-// sharpen returns the rows with sharpened keys, given the boundaries of
+// sharpen returns the blocks with sharpened keys, given the boundaries of
 // their current order.
-func sharpen(s beam.Scope, rows, bounds beam.PCollection) beam.PCollection {
+func sharpen(s beam.Scope, blocks, bounds beam.PCollection) beam.PCollection {
 	s = s.Scope("Sharpen")
-	sums := beam.CombinePerKey(s, mergeBlocks, beam.ParDo(s, &chunkSumsFn{}, rows, beam.SideInput{Input: bounds}))
-	return beam.ParDo(s, &sharpenFn{}, rows, beam.SideInput{Input: bounds}, beam.SideInput{Input: sums})
+	sums := beam.CombinePerKey(s, mergeBlocks, beam.ParDo(s, &chunkSumsFn{}, blocks, beam.SideInput{Input: bounds}))
+	return beam.ParDo(s, &sharpenFn{}, blocks, beam.SideInput{Input: bounds}, beam.SideInput{Input: sums})
 }

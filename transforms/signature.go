@@ -8,19 +8,15 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/smoothanon/smoothanon/lsh"
+	"github.com/smoothanon/smoothanon/matrix"
 )
 
 func init() {
-	register.DoFn2x0[Row, func(SigRow)](&signFn{})
-	register.Emitter1[SigRow]()
-	register.Function2x0(featureUserHashes)
-	register.Emitter2[int64, uint64]()
-	register.Function2x1(minUint64)
-	register.DoFn3x0[Row, func(*int64, *uint64) bool, func(SigRow)](&signTwoHopFn{})
-	register.Iter2[int64, uint64]()
-	register.Function2x0(featureOnes)
-	register.Function2x1(sumUint64)
-	register.Function2x2(hubKey)
+	register.DoFn2x0[matrix.Matrix, func(KeyedBlock)](&signMinHashFn{})
+	register.DoFn2x0[matrix.Matrix, func(int64, featBlock)](&featureCountsFn{})
+	register.DoFn2x0[matrix.Matrix, func(int64, featMin)](&featureHopsFn{})
+	register.DoFn3x1[matrix.Matrix, func(*int64, *featBlock) bool, func(KeyedBlock), error](&signHubFn{})
+	register.DoFn3x1[matrix.Matrix, func(*int64, *featMin) bool, func(KeyedBlock), error](&signTwoHopFn{})
 }
 
 // Key selects what leads a row's chunk sort key, ahead of its MinHash
@@ -94,9 +90,9 @@ func checkSignatureParams(p SignatureParams) error {
 	return nil
 }
 
-// Signature turns a PCollection<Row> into a PCollection<SigRow> carrying
-// each row's lsh.NumHashes MinHash values behind the leading key.
-func Signature(s beam.Scope, rows beam.PCollection, params SignatureParams) beam.PCollection {
+// Signature turns a PCollection<matrix.Matrix> of blocks of rows into a
+// PCollection<KeyedBlock> carrying each row's leading sort key (see Key).
+func Signature(s beam.Scope, blocks beam.PCollection, params SignatureParams) beam.PCollection {
 	s = s.Scope("Signature")
 	if err := checkSignatureParams(params); err != nil {
 		panic(err)
@@ -107,43 +103,69 @@ func Signature(s beam.Scope, rows beam.PCollection, params SignatureParams) beam
 		if it == 0 {
 			it = DefaultSpectralIterations
 		}
-		return spectral(s, rows, params.Seed, it)
+		return spectral(s, blocks, params.Seed, it)
 	case KeyHub:
-		counts := beam.CombinePerKey(s, sumUint64, beam.ParDo(s, featureOnes, rows))
-		hubKeys := beam.ParDo(s, hubKey, counts)
-		return beam.ParDo(s, &signTwoHopFn{Seed: params.Seed}, rows, beam.SideInput{Input: hubKeys})
+		counts := beam.CombinePerKey(s, mergeBlocks, beam.ParDo(s, &featureCountsFn{}, blocks))
+		return beam.ParDo(s, &signHubFn{Seed: params.Seed}, blocks, beam.SideInput{Input: counts})
 	case KeyTwoHop:
-		colMin := beam.CombinePerKey(s, minUint64, beam.ParDo(s, featureUserHashes, rows))
-		return beam.ParDo(s, &signTwoHopFn{Seed: params.Seed}, rows, beam.SideInput{Input: colMin})
+		hops := beam.CombinePerKey(s, mergeMins, beam.ParDo(s, &featureHopsFn{}, blocks))
+		return beam.ParDo(s, &signTwoHopFn{Seed: params.Seed}, blocks, beam.SideInput{Input: hops})
 	}
-	return beam.ParDo(s, &signFn{Seed: params.Seed}, rows)
+	return beam.ParDo(s, &signMinHashFn{Seed: params.Seed}, blocks)
 }
 
-// featureOnes emits (feature, 1) for every entry.
-func featureOnes(r Row, emit func(int64, uint64)) {
-	for _, f := range r.Features {
-		emit(int64(f), 1)
-	}
+type signMinHashFn struct {
+	Seed int64 `json:"seed"`
 }
 
-func sumUint64(a, b uint64) uint64 { return a + b }
+func (fn *signMinHashFn) ProcessElement(b matrix.Matrix, emit func(KeyedBlock)) {
+	emit(KeyedBlock{Rows: b, Seed: fn.Seed})
+}
+
+// featureCountsFn counts the rows of every feature (per bundle, in
+// blocks; see bundleSums).
+type featureCountsFn struct{ sums bundleSums }
+
+// StartBundle: see spectralFirstFn.StartBundle.
+func (fn *featureCountsFn) StartBundle(_ func(int64, featBlock)) { fn.sums = newBundleSums() }
+
+func (fn *featureCountsFn) ProcessElement(b matrix.Matrix, _ func(int64, featBlock)) {
+	fn.sums.add(b.Features, 1)
+}
+
+func (fn *featureCountsFn) FinishBundle(emit func(int64, featBlock)) { fn.sums.flush(emit) }
 
 // hubKey orders features by descending count, ties by a hash of the id.
-func hubKey(f int64, count uint64) (int64, uint64) {
-	c := min(count, math.MaxUint32)
-	return f, (math.MaxUint32-c)<<32 | lsh.Mix64(uint64(f))>>32
+func hubKey(f uint32, count int64) uint64 {
+	c := min(uint64(count), math.MaxUint32)
+	return (math.MaxUint32-c)<<32 | lsh.Mix64(uint64(f))>>32
 }
 
-type signFn struct {
+// signHubFn leads each row with the least hubKey of its features.
+type signHubFn struct {
 	Seed int64 `json:"seed"`
-	h    *lsh.Hasher
+	t    *table[uint64]
 }
 
-func (fn *signFn) ProcessElement(r Row, emit func(SigRow)) {
-	if fn.h == nil {
-		fn.h = lsh.New(fn.Seed)
+func (fn *signHubFn) ProcessElement(b matrix.Matrix, counts func(*int64, *featBlock) bool, emit func(KeyedBlock)) error {
+	if fn.t == nil {
+		t, err := readSums("hub key", counts, func(f uint32, _, n int64) (uint64, error) { return hubKey(f, n), nil })
+		if err != nil {
+			return err
+		}
+		fn.t = t
 	}
-	emit(SigRow{Sig: fn.h.Sign(r.Features), Row: r})
+	emit(leadBy(b, fn.t, fn.Seed))
+	return nil
+}
+
+// leadBy keys each row of b by the least table value of its features.
+func leadBy(b matrix.Matrix, t *table[uint64], seed int64) KeyedBlock {
+	lead := make([]uint64, b.NumRows())
+	for i := range lead {
+		lead[i] = leastOver(t, b.Row(i))
+	}
+	return KeyedBlock{Rows: b, Lead: lead, Seed: seed}
 }
 
 // hopHash is the user hash the two-hop key minimises. It must be
@@ -152,41 +174,36 @@ func (fn *signFn) ProcessElement(r Row, emit func(SigRow)) {
 // would also get a tiny key and the boundaries would all crowd at the start.
 func hopHash(user string) uint64 { return lsh.Mix64(userHash(user) ^ 0x6A09E667F3BCC908) }
 
-// featureUserHashes emits (feature, hopHash of the user) for every entry.
-func featureUserHashes(r Row, emit func(int64, uint64)) {
-	h := hopHash(r.User)
-	for _, f := range r.Features {
-		emit(int64(f), h)
+// featureHopsFn keeps, per feature, the least hopHash of its users (per
+// bundle, in blocks).
+type featureHopsFn struct{ mins bundleMins }
+
+// StartBundle: see spectralFirstFn.StartBundle.
+func (fn *featureHopsFn) StartBundle(_ func(int64, featMin)) { fn.mins = newBundleMins() }
+
+func (fn *featureHopsFn) ProcessElement(b matrix.Matrix, _ func(int64, featMin)) {
+	for i, u := range b.Users {
+		fn.mins.add(b.Row(i), hopHash(u))
 	}
 }
 
-func minUint64(a, b uint64) uint64 { return min(a, b) }
+func (fn *featureHopsFn) FinishBundle(emit func(int64, featMin)) { fn.mins.flush(emit) }
 
-// signTwoHopFn prefixes each signature with the least per-feature key of
-// the row (two-hop: least user hash per feature; hub: hubKey).
+// signTwoHopFn leads each row with the least hopHash over the users that
+// share a feature with it.
 type signTwoHopFn struct {
-	Seed   int64 `json:"seed"`
-	h      *lsh.Hasher
-	colMin map[uint32]uint64
+	Seed int64 `json:"seed"`
+	t    *table[uint64]
 }
 
-func (fn *signTwoHopFn) ProcessElement(r Row, colMin func(*int64, *uint64) bool, emit func(SigRow)) {
-	if fn.h == nil {
-		fn.h = lsh.New(fn.Seed)
-	}
-	if fn.colMin == nil {
-		fn.colMin = map[uint32]uint64{}
-		var f int64
-		var v uint64
-		for colMin(&f, &v) {
-			fn.colMin[uint32(f)] = v
+func (fn *signTwoHopFn) ProcessElement(b matrix.Matrix, hops func(*int64, *featMin) bool, emit func(KeyedBlock)) error {
+	if fn.t == nil {
+		t, err := readMins(hops)
+		if err != nil {
+			return err
 		}
+		fn.t = t
 	}
-	hop := uint64(math.MaxUint64)
-	for _, f := range r.Features {
-		if v, ok := fn.colMin[f]; ok && v < hop {
-			hop = v
-		}
-	}
-	emit(SigRow{Lead: hop, Sig: fn.h.Sign(r.Features), Row: r})
+	emit(leadBy(b, fn.t, fn.Seed))
+	return nil
 }

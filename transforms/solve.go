@@ -62,9 +62,9 @@ var (
 
 func init() {
 	beam.RegisterCoder(reflect.TypeOf(ChunkStat{}), encChunkStat, decChunkStat)
-	register.DoFn5x1[context.Context, int64, func(*SigRow) bool, func(OutRow), func(ChunkStat), error](&solveFn{})
-	register.Iter1[SigRow]()
-	register.Emitter1[OutRow]()
+	register.DoFn5x1[context.Context, int64, func(*KeyedBlock) bool, func(OutBlock), func(ChunkStat), error](&solveFn{})
+	register.Iter1[KeyedBlock]()
+	register.Emitter1[OutBlock]()
 	register.Emitter1[ChunkStat]()
 }
 
@@ -76,10 +76,11 @@ func decChunkStat(p []byte) (ChunkStat, error) {
 }
 
 // Solve runs solver.Solve on every chunk of a PCollection<KV<int64,
-// SigRow>> (from Chunk). It returns the released rows,
-// PCollection<OutRow>, and one ChunkStat per chunk. Rows of a chunk are
-// sorted by SortKey before solving, so the result does not depend on the
-// order the shuffle delivered them in.
+// KeyedBlock>> (from Chunk). It returns the released rows,
+// PCollection<OutBlock> (blocks of at most MaxBlockRows rows), and one
+// ChunkStat per chunk. Rows of a chunk are sorted by their sort key before
+// solving, so the result does not depend on the order the shuffle
+// delivered them in.
 func Solve(s beam.Scope, chunks beam.PCollection, params SolveParams) (rows, stats beam.PCollection) {
 	s = s.Scope("Solve")
 	if err := checkSolveParams(params); err != nil {
@@ -106,45 +107,31 @@ type solveFn struct {
 	Workers  int   `json:"workers"`
 }
 
-func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*SigRow) bool, emit func(OutRow), emitStat func(ChunkStat)) error {
-	var rows []SigRow
-	var r SigRow
-	for iter(&r) {
-		rows = append(rows, r)
-		r = SigRow{}
-	}
-	slices.SortFunc(rows, compareSigRows)
-	entries := 0
-	for i := range rows {
-		entries += len(rows[i].Row.Features)
-	}
-	m := matrix.New(len(rows), entries)
-	for i := range rows {
-		m.Users = append(m.Users, rows[i].Row.User)
-		m.Features = append(m.Features, rows[i].Row.Features...)
-		m.Offsets = append(m.Offsets, int64(len(m.Features)))
-	}
+func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*KeyedBlock) bool, emit func(OutBlock), emitStat func(ChunkStat)) error {
+	m := gatherChunk(iter)
+	rows := m.NumRows()
 	start := time.Now()
 	res, err := solver.Solve(ctx, m, solver.Params{K: fn.K, Mode: matrix.Mode(fn.Mode), Seed: ChunkSeed(fn.Seed, chunk),
 		Beta: fn.Beta, Restarts: fn.Restarts, Variant: solver.Variant(fn.Variant),
 		Search: solver.Search(fn.Search), Workers: fn.Workers})
 	if err != nil {
-		return fmt.Errorf("chunk %d (%d rows): %w", chunk, len(rows), err)
+		return fmt.Errorf("chunk %d (%d rows): %w", chunk, rows, err)
 	}
 	secs := time.Since(start).Seconds()
 	rel := res.Release
 	if rel.NumRows() != m.NumRows() {
 		return fmt.Errorf("chunk %d: solver released %d rows for %d", chunk, rel.NumRows(), m.NumRows())
 	}
-	var out int64
 	for i := range m.Users {
 		if rel.Users[i] != m.Users[i] {
 			return fmt.Errorf("chunk %d: solver row %d is user %q, want %q", chunk, i, rel.Users[i], m.Users[i])
 		}
-		emit(OutRow{User: m.Users[i], In: m.Row(i), Out: slices.Clone(rel.Row(i))})
-		out += int64(len(rel.Row(i)))
 	}
-	st := ChunkStat{Chunk: chunk, Rows: int64(len(rows)), Seconds: secs}
+	for lo := 0; lo < rows; lo += MaxBlockRows {
+		hi := min(rows, lo+MaxBlockRows)
+		emit(OutBlock{In: slice(m, lo, hi), Out: slice(rel, lo, hi)})
+	}
+	st := ChunkStat{Chunk: chunk, Rows: int64(rows), Seconds: secs}
 	if res.Info != nil {
 		st.Clusters = res.Info.GetClusters()
 		st.FacilityCost = res.Info.GetFacilityCost()
@@ -161,9 +148,52 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*S
 	}
 	emitStat(st)
 	solveMillis.Update(ctx, int64(secs*1000))
-	chunkRowsDist.Update(ctx, int64(len(rows)))
+	chunkRowsDist.Update(ctx, int64(rows))
 	chunksCounter.Inc(ctx, 1)
-	rowsSolved.Inc(ctx, int64(len(rows)))
-	releaseEntries.Inc(ctx, out)
+	rowsSolved.Inc(ctx, int64(rows))
+	releaseEntries.Inc(ctx, rel.NumEntries())
 	return nil
+}
+
+// gatherChunk collects a chunk's pieces into one matrix whose rows are in
+// sort-key order.
+func gatherChunk(iter func(*KeyedBlock) bool) *matrix.Matrix {
+	type ref struct {
+		key   rowKey
+		block int32
+		row   int32
+	}
+	var blocks []KeyedBlock
+	var refs []ref
+	var b KeyedBlock
+	entries := 0
+	for iter(&b) {
+		h := lsh.New(b.Seed) // rows are signed eagerly: sorting copies keys
+		for i := range b.Rows.Users {
+			k := rowKey{lead: b.lead(i), tie: b.tie(i), user: b.Rows.Users[i], sig: h.Sign(b.Rows.Row(i)), signed: true}
+			refs = append(refs, ref{key: k, block: int32(len(blocks)), row: int32(i)})
+		}
+		entries += len(b.Rows.Features)
+		blocks = append(blocks, b)
+		b = KeyedBlock{}
+	}
+	slices.SortFunc(refs, func(x, y ref) int { return compareKeys(&x.key, &y.key) })
+	m := matrix.New(len(refs), entries)
+	for _, r := range refs {
+		appendRow(m, &blocks[r.block].Rows, int(r.row))
+	}
+	return m
+}
+
+// slice returns rows [lo, hi) of m, sharing its arrays.
+func slice(m *matrix.Matrix, lo, hi int) matrix.Matrix {
+	off := m.Offsets[lo : hi+1]
+	if lo == 0 {
+		return matrix.Matrix{Users: m.Users[:hi], Offsets: off, Features: m.Features[:off[len(off)-1]]}
+	}
+	out := matrix.Matrix{Users: m.Users[lo:hi], Offsets: make([]int64, len(off)), Features: m.Features[off[0]:off[len(off)-1]]}
+	for i, o := range off {
+		out.Offsets[i] = o - off[0]
+	}
+	return out
 }

@@ -2,13 +2,12 @@ package transforms
 
 import (
 	"fmt"
-	"reflect"
-	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/smoothanon/smoothanon/lsh"
+	"github.com/smoothanon/smoothanon/matrix"
 )
 
 // DefaultSpectralIterations is the default number of averaging rounds of
@@ -41,64 +40,16 @@ func initCoord(seed uint64, f uint32) int64 {
 // the MinHash seeds.
 func spectralSeed(seed int64) uint64 { return lsh.Mix64(uint64(seed) ^ 0x3C6EF372FE94F82B) }
 
-// coords maps feature ids to coordinates: a dense slice when the ids are
-// dense (the importers number features 0..m-1), a map otherwise.
-type coords struct {
-	dense  []int32
-	has    []bool
-	sparse map[uint32]int32
-}
-
-// readCoords drains a side input of feature blocks: each feature's
+// readCoords drains a side input of merged feature sums: each feature's
 // coordinate is the truncated mean of its rows' values.
-func readCoords(next func(*int64, *featBlock) bool) (*coords, error) {
-	var fs []uint32
-	var vs []int32
-	var maxID uint32
-	var blk int64
-	var b featBlock
-	for next(&blk, &b) {
-		if len(b.Sum) != len(b.Feats) || len(b.N) != len(b.Feats) {
-			return nil, fmt.Errorf("spectral key: malformed block %d", blk)
+func readCoords(next func(*int64, *featBlock) bool) (*table[int32], error) {
+	return readSums("spectral key", next, func(f uint32, sum, n int64) (int32, error) {
+		v := sum / n
+		if v < -1<<(coordBits-1) || v >= 1<<(coordBits-1) {
+			return 0, fmt.Errorf("spectral key: coordinate %d of feature %d out of range", v, f)
 		}
-		for i, f := range b.Feats {
-			if b.N[i] <= 0 || int64(f>>blockBits) != blk {
-				return nil, fmt.Errorf("spectral key: bad sum of feature %d in block %d", f, blk)
-			}
-			v := b.Sum[i] / b.N[i]
-			if v < -1<<(coordBits-1) || v >= 1<<(coordBits-1) {
-				return nil, fmt.Errorf("spectral key: coordinate %d of feature %d out of range", v, f)
-			}
-			fs = append(fs, f)
-			vs = append(vs, int32(v))
-			maxID = max(maxID, f)
-		}
-	}
-	c := &coords{}
-	if uint64(maxID) < 4*uint64(len(fs))+1<<16 {
-		c.dense = make([]int32, int(maxID)+1)
-		c.has = make([]bool, int(maxID)+1)
-		for i, f := range fs {
-			c.dense[f], c.has[f] = vs[i], true
-		}
-		return c, nil
-	}
-	c.sparse = make(map[uint32]int32, len(fs))
-	for i, f := range fs {
-		c.sparse[f] = vs[i]
-	}
-	return c, nil
-}
-
-func (c *coords) get(f uint32) (int32, bool) {
-	if c.dense != nil {
-		if int(f) < len(c.dense) && c.has[f] {
-			return c.dense[f], true
-		}
-		return 0, false
-	}
-	v, ok := c.sparse[f]
-	return v, ok
+		return int32(v), nil
+	})
 }
 
 // rowCoord is the mean of the row's feature coordinates (0 for an empty
@@ -121,113 +72,11 @@ func rowCoord(features []uint32, value func(uint32) (int64, error)) (int64, erro
 // leadKey maps a signed coordinate to a uint64 of the same order.
 func leadKey(c int64) uint64 { return uint64(c) ^ 1<<63 }
 
-// Rounds are aggregated in blocks: Beam's lifted combiner caches only a few
-// thousand keys per bundle, so with one key per feature nearly every entry
-// would cross the shuffle on its own (on dblp, millions of elements per
-// round). Instead each bundle sums its
-// entries per feature in memory and emits one featBlock per block of
-// 2^blockBits consecutive feature ids it touched; blocks merge exactly.
-const blockBits = 12
-
-// featBlock holds the exact running sums and counts of row values of some
-// features of one block, sorted by feature id.
-type featBlock struct {
-	Feats []uint32
-	Sum   []int64
-	N     []int64
-}
-
-// mergeBlocks adds two blocks feature by feature.
-func mergeBlocks(a, b featBlock) featBlock {
-	out := featBlock{
-		Feats: make([]uint32, 0, len(a.Feats)+len(b.Feats)),
-		Sum:   make([]int64, 0, len(a.Feats)+len(b.Feats)),
-		N:     make([]int64, 0, len(a.Feats)+len(b.Feats)),
-	}
-	i, j := 0, 0
-	for i < len(a.Feats) || j < len(b.Feats) {
-		switch {
-		case j == len(b.Feats) || i < len(a.Feats) && a.Feats[i] < b.Feats[j]:
-			out.Feats, out.Sum, out.N = append(out.Feats, a.Feats[i]), append(out.Sum, a.Sum[i]), append(out.N, a.N[i])
-			i++
-		case i == len(a.Feats) || b.Feats[j] < a.Feats[i]:
-			out.Feats, out.Sum, out.N = append(out.Feats, b.Feats[j]), append(out.Sum, b.Sum[j]), append(out.N, b.N[j])
-			j++
-		default:
-			out.Feats, out.Sum, out.N = append(out.Feats, a.Feats[i]), append(out.Sum, a.Sum[i]+b.Sum[j]), append(out.N, a.N[i]+b.N[j])
-			i++
-			j++
-		}
-	}
-	return out
-}
-
-func encFeatBlock(b featBlock) []byte {
-	e := enc{b: make([]byte, 0, 8*len(b.Feats))}
-	e.feats(b.Feats)
-	for i := range b.Feats {
-		e.uvarint(uint64(b.Sum[i]<<1) ^ uint64(b.Sum[i]>>63)) // zigzag
-		e.uvarint(uint64(b.N[i]))
-	}
-	return e.b
-}
-
-func decFeatBlock(p []byte) (featBlock, error) {
-	d := dec{b: p}
-	b := featBlock{Feats: d.feats()}
-	if d.err == nil {
-		b.Sum, b.N = make([]int64, len(b.Feats)), make([]int64, len(b.Feats))
-		for i := range b.Feats {
-			z := d.uvarint()
-			b.Sum[i] = int64(z>>1) ^ -int64(z&1)
-			b.N[i] = int64(d.uvarint())
-		}
-	}
-	return b, d.done("featBlock")
-}
-
-// bundleSums accumulates one bundle's (feature, row value) pairs.
-type bundleSums map[uint32]*[2]int64
-
-func (m bundleSums) add(features []uint32, v int64) {
-	for _, f := range features {
-		a := m[f]
-		if a == nil {
-			a = new([2]int64)
-			m[f] = a
-		}
-		a[0] += v
-		a[1]++
-	}
-}
-
-// flush emits the sums as blocks and empties m.
-func (m bundleSums) flush(emit func(int64, featBlock)) {
-	fs := make([]uint32, 0, len(m))
-	for f := range m {
-		fs = append(fs, f)
-	}
-	slices.Sort(fs)
-	for i := 0; i < len(fs); {
-		blk := fs[i] >> blockBits
-		var b featBlock
-		for ; i < len(fs) && fs[i]>>blockBits == blk; i++ {
-			a := m[fs[i]]
-			b.Feats, b.Sum, b.N = append(b.Feats, fs[i]), append(b.Sum, a[0]), append(b.N, a[1])
-		}
-		emit(int64(blk), b)
-	}
-	clear(m)
-}
-
 func init() {
-	beam.RegisterCoder(reflect.TypeOf(featBlock{}), encFeatBlock, decFeatBlock)
-	register.Function2x1(mergeBlocks)
-	register.DoFn2x1[Row, func(int64, featBlock), error](&spectralFirstFn{})
-	register.Emitter2[int64, featBlock]()
-	register.DoFn3x1[Row, func(*int64, *featBlock) bool, func(int64, featBlock), error](&spectralStepFn{})
-	register.Iter2[int64, featBlock]()
-	register.DoFn3x1[Row, func(*int64, *featBlock) bool, func(SigRow), error](&signSpectralFn{})
+	register.DoFn2x1[matrix.Matrix, func(int64, featBlock), error](&spectralFirstFn{})
+	register.DoFn3x1[matrix.Matrix, func(*int64, *featBlock) bool, func(int64, featBlock), error](&spectralStepFn{})
+	register.DoFn3x1[matrix.Matrix, func(*int64, *featBlock) bool, func(KeyedBlock), error](&signSpectralFn{})
+	register.Emitter1[KeyedBlock]()
 }
 
 // spectralFirstFn runs a round from the seeded initial values.
@@ -238,15 +87,17 @@ type spectralFirstFn struct {
 
 // StartBundle drops any sums of an earlier bundle that failed before
 // FinishBundle, so a retried bundle counts each entry once.
-func (fn *spectralFirstFn) StartBundle(_ func(int64, featBlock)) { fn.sums = bundleSums{} }
+func (fn *spectralFirstFn) StartBundle(_ func(int64, featBlock)) { fn.sums = newBundleSums() }
 
-func (fn *spectralFirstFn) ProcessElement(r Row, _ func(int64, featBlock)) error {
+func (fn *spectralFirstFn) ProcessElement(b matrix.Matrix, _ func(int64, featBlock)) error {
 	s := spectralSeed(fn.Seed)
-	c, err := rowCoord(r.Features, func(f uint32) (int64, error) { return initCoord(s, f), nil })
-	if err != nil {
-		return err
+	for i := range b.Users {
+		c, err := rowCoord(b.Row(i), func(f uint32) (int64, error) { return initCoord(s, f), nil })
+		if err != nil {
+			return err
+		}
+		fn.sums.add(b.Row(i), c)
 	}
-	fn.sums.add(r.Features, c)
 	return nil
 }
 
@@ -254,21 +105,23 @@ func (fn *spectralFirstFn) FinishBundle(emit func(int64, featBlock)) { fn.sums.f
 
 // spectralStepFn runs a later round from the previous feature sums.
 type spectralStepFn struct {
-	c    *coords
+	c    *table[int32]
 	sums bundleSums
 }
 
 // StartBundle: see spectralFirstFn.StartBundle.
 func (fn *spectralStepFn) StartBundle(_ func(*int64, *featBlock) bool, _ func(int64, featBlock)) {
-	fn.sums = bundleSums{}
+	fn.sums = newBundleSums()
 }
 
-func (fn *spectralStepFn) ProcessElement(r Row, prev func(*int64, *featBlock) bool, _ func(int64, featBlock)) error {
-	c, err := coordOfRow(&fn.c, r, prev)
-	if err != nil {
-		return err
+func (fn *spectralStepFn) ProcessElement(b matrix.Matrix, prev func(*int64, *featBlock) bool, _ func(int64, featBlock)) error {
+	for i := range b.Users {
+		c, err := coordOfRow(&fn.c, b.Users[i], b.Row(i), prev)
+		if err != nil {
+			return err
+		}
+		fn.sums.add(b.Row(i), c)
 	}
-	fn.sums.add(r.Features, c)
 	return nil
 }
 
@@ -276,9 +129,9 @@ func (fn *spectralStepFn) FinishBundle(_ func(*int64, *featBlock) bool, emit fun
 	fn.sums.flush(emit)
 }
 
-// coordOfRow loads the side input into *cache once and returns the row's
-// coordinate.
-func coordOfRow(cache **coords, r Row, side func(*int64, *featBlock) bool) (int64, error) {
+// coordOfRow loads the side input into *cache once and returns the
+// coordinate of a row.
+func coordOfRow(cache **table[int32], user string, features []uint32, side func(*int64, *featBlock) bool) (int64, error) {
 	if *cache == nil {
 		c, err := readCoords(side)
 		if err != nil {
@@ -286,42 +139,41 @@ func coordOfRow(cache **coords, r Row, side func(*int64, *featBlock) bool) (int6
 		}
 		*cache = c
 	}
-	return rowCoord(r.Features, func(f uint32) (int64, error) {
+	return rowCoord(features, func(f uint32) (int64, error) {
 		v, ok := (*cache).get(f)
 		if !ok {
-			return 0, fmt.Errorf("spectral key: feature %d of user %q has no coordinate", f, r.User)
+			return 0, fmt.Errorf("spectral key: feature %d of user %q has no coordinate", f, user)
 		}
 		return int64(v), nil
 	})
 }
 
-// signSpectralFn emits each row with its MinHash signature behind the
-// spectral coordinate.
+// signSpectralFn keys each row by its spectral coordinate.
 type signSpectralFn struct {
 	Seed int64 `json:"seed"`
-	h    *lsh.Hasher
-	c    *coords
+	c    *table[int32]
 }
 
-func (fn *signSpectralFn) ProcessElement(r Row, fx func(*int64, *featBlock) bool, emit func(SigRow)) error {
-	if fn.h == nil {
-		fn.h = lsh.New(fn.Seed)
+func (fn *signSpectralFn) ProcessElement(b matrix.Matrix, fx func(*int64, *featBlock) bool, emit func(KeyedBlock)) error {
+	lead := make([]uint64, b.NumRows())
+	for i := range b.Users {
+		c, err := coordOfRow(&fn.c, b.Users[i], b.Row(i), fx)
+		if err != nil {
+			return err
+		}
+		lead[i] = leadKey(c)
 	}
-	c, err := coordOfRow(&fn.c, r, fx)
-	if err != nil {
-		return err
-	}
-	emit(SigRow{Lead: leadKey(c), Sig: fn.h.Sign(r.Features), Row: r})
+	emit(KeyedBlock{Rows: b, Lead: lead, Seed: fn.Seed})
 	return nil
 }
 
-// spectral returns the rows keyed by the spectral coordinate after
+// spectral returns the blocks keyed by the spectral coordinate after
 // iterations rounds (at least 1).
-func spectral(s beam.Scope, rows beam.PCollection, seed int64, iterations int) beam.PCollection {
+func spectral(s beam.Scope, blocks beam.PCollection, seed int64, iterations int) beam.PCollection {
 	s = s.Scope("Spectral")
-	fx := beam.CombinePerKey(s, mergeBlocks, beam.ParDo(s, &spectralFirstFn{Seed: seed}, rows))
+	fx := beam.CombinePerKey(s, mergeBlocks, beam.ParDo(s, &spectralFirstFn{Seed: seed}, blocks))
 	for i := 1; i < iterations; i++ {
-		fx = beam.CombinePerKey(s, mergeBlocks, beam.ParDo(s, &spectralStepFn{}, rows, beam.SideInput{Input: fx}))
+		fx = beam.CombinePerKey(s, mergeBlocks, beam.ParDo(s, &spectralStepFn{}, blocks, beam.SideInput{Input: fx}))
 	}
-	return beam.ParDo(s, &signSpectralFn{Seed: seed}, rows, beam.SideInput{Input: fx})
+	return beam.ParDo(s, &signSpectralFn{Seed: seed}, blocks, beam.SideInput{Input: fx})
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
+	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 )
 
@@ -151,16 +151,19 @@ func init() {
 	register.Function1x1(chunkStats)
 	register.Emitter1[Stats]()
 	register.Function1x1(inputRowsStats)
+	register.Function1x1(blockRows)
 }
 
 func inputRowsStats(n int) Stats { return Stats{InputRows: int64(n)} }
 
 // CountRows returns a PCollection<Stats> with InputRows set to the number
-// of elements of col.
-func CountRows(s beam.Scope, col beam.PCollection) beam.PCollection {
+// of rows of a PCollection<matrix.Matrix>.
+func CountRows(s beam.Scope, blocks beam.PCollection) beam.PCollection {
 	s = s.Scope("CountRows")
-	return beam.ParDo(s, inputRowsStats, stats.CountElms(s, col))
+	return beam.ParDo(s, inputRowsStats, beam.Combine(s, sumInts, beam.ParDo(s, blockRows, blocks)))
 }
+
+func blockRows(b matrix.Matrix) int { return b.NumRows() }
 
 // chunkStats turns one chunk's solve into Stats.
 func chunkStats(c ChunkStat) Stats {

@@ -1,49 +1,21 @@
 package transforms
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/smoothanon/smoothanon/lsh"
 	"github.com/smoothanon/smoothanon/matrix"
 )
 
-func TestCodersRoundTrip(t *testing.T) {
-	rows := []Row{{User: "", Features: nil}, {User: "u1", Features: []uint32{0, 1, 7, math.MaxUint32}}, {User: "ü\x00x", Features: []uint32{5}}}
-	for _, r := range rows {
-		got, err := decRow(encRow(r))
-		if err != nil || got.User != r.User || len(got.Features) != len(r.Features) || (len(r.Features) > 0 && !reflect.DeepEqual(got.Features, r.Features)) {
-			t.Errorf("Row %+v -> %+v, %v", r, got, err)
-		}
-		sr := SigRow{Lead: 77, Sig: lsh.New(3).Sign(r.Features), Row: r}
-		gs, err := decSigRow(encSigRow(sr))
-		if err != nil || gs.Lead != 77 || gs.Sig != sr.Sig || gs.Row.User != r.User || len(gs.Row.Features) != len(r.Features) {
-			t.Errorf("SigRow %+v -> %+v, %v", sr, gs, err)
-		}
-		or := OutRow{User: r.User, In: r.Features, Out: []uint32{2, 9}}
-		g3, err := decOutRow(encOutRow(or))
-		if err != nil || g3.User != or.User || !reflect.DeepEqual(g3.Out, or.Out) || len(g3.In) != len(or.In) {
-			t.Errorf("OutRow %+v -> %+v, %v", or, g3, err)
-		}
-	}
+func TestClassAccCoder(t *testing.T) {
 	c := ClassAcc{Rows: 5, Out: []uint32{1, 4}, Hits: []int64{5, 2}, Collisions: 1}
 	if got, err := decClassAcc(encClassAcc(c)); err != nil || !reflect.DeepEqual(got, c) {
 		t.Errorf("ClassAcc %+v -> %+v, %v", c, got, err)
-	}
-	g := RowGroup{File: "/a/b.parquet", Group: 12}
-	if got, err := decRowGroup(encRowGroup(g)); err != nil || got != g {
-		t.Errorf("RowGroup %+v -> %+v, %v", g, got, err)
-	}
-	if _, err := decRow(encRow(rows[1])[:3]); err == nil {
-		t.Error("truncated Row decoded without error")
-	}
-	if _, err := decRow(append(encRow(rows[1]), 0)); err == nil {
-		t.Error("Row with trailing bytes decoded without error")
 	}
 }
 
@@ -101,43 +73,6 @@ func TestSampleThreshold(t *testing.T) {
 	}
 }
 
-func TestBoundsAndChunkOf(t *testing.T) {
-	var keys [][]byte
-	for i := 99; i >= 0; i-- {
-		keys = append(keys, []byte{byte(i)})
-	}
-	b := computeBounds(keys, 4)
-	want := [][]byte{{25}, {50}, {75}}
-	if !reflect.DeepEqual(b.Keys, want) {
-		t.Fatalf("bounds %v, want %v", b.Keys, want)
-	}
-	for _, c := range []struct {
-		key  byte
-		want int64
-	}{{0, 0}, {24, 0}, {25, 1}, {49, 1}, {50, 2}, {99, 3}} {
-		if got := chunkOf(b, []byte{c.key}); got != c.want {
-			t.Errorf("chunkOf(%d) = %d, want %d", c.key, got, c.want)
-		}
-	}
-	if got := computeBounds([][]byte{{1}, {1}, {1}, {1}}, 4); len(got.Keys) != 1 {
-		t.Errorf("repeated sample keys gave bounds %v, want one", got.Keys)
-	}
-	if got := computeBounds(nil, 3); len(got.Keys) != 0 {
-		t.Errorf("empty sample gave bounds %v", got.Keys)
-	}
-	// SortKey orders by signature, then user.
-	a := SigRow{Sig: lsh.Signature{1}, Row: Row{User: "b"}}
-	c := SigRow{Sig: lsh.Signature{1}, Row: Row{User: "c"}}
-	d := SigRow{Sig: lsh.Signature{2}, Row: Row{User: "a"}}
-	e := SigRow{Lead: 1, Sig: lsh.Signature{0}, Row: Row{User: "a"}}
-	order := []SigRow{a, c, d, e}
-	for i := 1; i < len(order); i++ {
-		if bytes.Compare(order[i-1].SortKey(), order[i].SortKey()) >= 0 || compareSigRows(order[i-1], order[i]) >= 0 {
-			t.Errorf("rows %d, %d: SortKey order is not (hop, signature, user)", i-1, i)
-		}
-	}
-}
-
 func TestMergeChunks(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -179,6 +114,47 @@ func TestJudgeClass(t *testing.T) {
 	coll := mergeClass(a, ClassAcc{Rows: 3, Out: []uint32{9}, Hits: []int64{3}})
 	if coll.Rows != 1 || coll.Collisions != 3 {
 		t.Errorf("collision merge %+v", coll)
+	}
+}
+
+// TestVerifyBlocks accumulates classes over blocks and bundles: the
+// merged class blocks must not depend on how rows were bundled, and
+// utility is counted per row.
+func TestVerifyBlocks(t *testing.T) {
+	in := blockOf(testRow{"a", []uint32{1, 2}}, testRow{"b", []uint32{1}}, testRow{"c", []uint32{2, 3}}, testRow{"d", nil})
+	out := blockOf(testRow{"a", []uint32{1, 2}}, testRow{"b", []uint32{1, 2}}, testRow{"c", []uint32{2}}, testRow{"d", []uint32{2}})
+	run := func(blocks ...OutBlock) (map[int64]classBlock, Stats) {
+		fn := &verifyBlockFn{}
+		got := map[int64]classBlock{}
+		var st Stats
+		emitClass := func(k int64, b classBlock) {
+			if old, ok := got[k]; ok {
+				b = mergeClassBlocks(old, b)
+			}
+			got[k] = b
+		}
+		for _, b := range blocks {
+			fn.ProcessElement(b, emitClass, nil)
+			fn.FinishBundle(emitClass, func(s Stats) { st = mergeStats(st, s) })
+		}
+		return got, st
+	}
+	whole, st := run(OutBlock{In: in, Out: out})
+	split, st2 := run(OutBlock{In: slice(&in, 0, 1), Out: slice(&out, 0, 1)}, OutBlock{In: slice(&in, 1, 4), Out: slice(&out, 1, 4)})
+	if !reflect.DeepEqual(whole, split) || !reflect.DeepEqual(st, st2) {
+		t.Errorf("bundling changed the classes: %+v vs %+v; %+v vs %+v", whole, split, st, st2)
+	}
+	if st.Rows != 4 || st.EntriesIn != 5 || st.EntriesOut != 6 || st.Kept != 4 || st.Created != 2 {
+		t.Errorf("row stats %+v", st)
+	}
+	var classes []ClassAcc
+	for _, b := range whole {
+		classes = append(classes, b.Acc...)
+	}
+	slices.SortFunc(classes, func(x, y ClassAcc) int { return len(x.Out) - len(y.Out) })
+	want := []ClassAcc{{Rows: 2, Out: []uint32{2}, Hits: []int64{1}}, {Rows: 2, Out: []uint32{1, 2}, Hits: []int64{2, 1}}}
+	if !reflect.DeepEqual(classes, want) {
+		t.Errorf("classes %+v, want %+v", classes, want)
 	}
 }
 
@@ -236,16 +212,16 @@ func TestMergeStatsOrderFree(t *testing.T) {
 // file is rewritten whole, with neither duplicated nor lost rows.
 func TestWriteShardRetry(t *testing.T) {
 	dir := t.TempDir()
-	rows := []Row{{User: "c", Features: []uint32{3}}, {User: "a", Features: []uint32{1, 2}}, {User: "b"}}
+	pieces := []matrix.Matrix{blockOf(testRow{"c", []uint32{3}}), blockOf(testRow{"a", []uint32{1, 2}}, testRow{"b", nil})}
 	fn := &writeShardFn{Dir: dir, Shards: 2}
 	var stats []Stats
 	for try := 0; try < 2; try++ {
 		i := 0
-		iter := func(r *Row) bool {
-			if i == len(rows) {
+		iter := func(r *matrix.Matrix) bool {
+			if i == len(pieces) {
 				return false
 			}
-			*r = rows[i]
+			*r = pieces[i]
 			i++
 			return true
 		}

@@ -1,8 +1,8 @@
 package transforms
 
 import (
-	"encoding/binary"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 
@@ -36,33 +36,103 @@ type ClassAcc struct {
 	Collisions int64 // rows whose output differed though the hash matched
 }
 
-func init() {
-	beam.RegisterCoder(reflect.TypeOf(ClassAcc{}), encClassAcc, decClassAcc)
-	register.DoFn3x0[OutRow, func([]byte, ClassAcc), func(Stats)](&verifyRowFn{})
-	register.Emitter2[[]byte, ClassAcc]()
-	register.Function2x1(mergeClass)
-	register.DoFn3x0[[]byte, ClassAcc, func(Stats)](&classStatsFn{})
+// classBlock holds the accumulators of some classes, sorted by class
+// hash, all of whose hashes share their top classBits bits (the block's
+// key). Like featBlock, it lets a bundle's classes cross the shuffle in a
+// few thousand elements instead of one per class.
+type classBlock struct {
+	Hash [][2]uint64
+	Acc  []ClassAcc
 }
 
-func encClassAcc(c ClassAcc) []byte {
-	e := enc{b: make([]byte, 0, 8+3*len(c.Out))}
+// classBits sets the number of class blocks: 2^classBits.
+const classBits = 12
+
+// maxBundleClasses bounds the classes a bundle holds before it emits them.
+const maxBundleClasses = 1 << 18
+
+func init() {
+	beam.RegisterCoder(reflect.TypeOf(classBlock{}), encClassBlock, decClassBlock)
+	register.DoFn3x0[OutBlock, func(int64, classBlock), func(Stats)](&verifyBlockFn{})
+	register.Emitter2[int64, classBlock]()
+	register.Function2x1(mergeClassBlocks)
+	register.DoFn3x0[int64, classBlock, func(Stats)](&classStatsFn{})
+}
+
+func (e *enc) classAcc(c ClassAcc) {
 	e.uvarint(uint64(c.Rows))
 	e.uvarint(uint64(c.Collisions))
 	e.feats(c.Out)
 	for _, h := range c.Hits {
 		e.uvarint(uint64(h))
 	}
-	return e.b
 }
 
-func decClassAcc(b []byte) (ClassAcc, error) {
-	d := dec{b: b}
+func (d *dec) classAcc() ClassAcc {
 	c := ClassAcc{Rows: int64(d.uvarint()), Collisions: int64(d.uvarint()), Out: d.feats()}
 	c.Hits = make([]int64, len(c.Out))
 	for i := range c.Hits {
 		c.Hits[i] = int64(d.uvarint())
 	}
+	return c
+}
+
+func encClassAcc(c ClassAcc) []byte {
+	e := enc{b: make([]byte, 0, 8+3*len(c.Out))}
+	e.classAcc(c)
+	return e.b
+}
+
+func decClassAcc(b []byte) (ClassAcc, error) {
+	d := dec{b: b}
+	c := d.classAcc()
 	return c, d.done("ClassAcc")
+}
+
+func encClassBlock(b classBlock) []byte {
+	e := enc{b: make([]byte, 0, 40*len(b.Hash))}
+	e.uvarint(uint64(len(b.Hash)))
+	for i, h := range b.Hash {
+		e.u64(h[0])
+		e.u64(h[1])
+		e.classAcc(b.Acc[i])
+	}
+	return e.b
+}
+
+func decClassBlock(p []byte) (classBlock, error) {
+	d := dec{b: p}
+	n := d.uvarint()
+	if d.err == nil && n > uint64(len(d.b))/16 {
+		d.err = errShort
+	}
+	var b classBlock
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		b.Hash = append(b.Hash, [2]uint64{d.u64(), d.u64()})
+		b.Acc = append(b.Acc, d.classAcc())
+	}
+	return b, d.done("classBlock")
+}
+
+// mergeClassBlocks merges two blocks of the same key class by class.
+func mergeClassBlocks(a, b classBlock) classBlock {
+	var out classBlock
+	i, j := 0, 0
+	for i < len(a.Hash) || j < len(b.Hash) {
+		switch {
+		case j == len(b.Hash) || i < len(a.Hash) && lessPair(a.Hash[i], b.Hash[j]):
+			out.Hash, out.Acc = append(out.Hash, a.Hash[i]), append(out.Acc, a.Acc[i])
+			i++
+		case i == len(a.Hash) || lessPair(b.Hash[j], a.Hash[i]):
+			out.Hash, out.Acc = append(out.Hash, b.Hash[j]), append(out.Acc, b.Acc[j])
+			j++
+		default:
+			out.Hash, out.Acc = append(out.Hash, a.Hash[i]), append(out.Acc, mergeClass(a.Acc[i], b.Acc[j]))
+			i++
+			j++
+		}
+	}
+	return out
 }
 
 // mergeClass merges two accumulators of the same class hash.
@@ -85,59 +155,110 @@ func mergeClass(a, b ClassAcc) ClassAcc {
 	return ClassAcc{Rows: a.Rows + b.Rows, Out: a.Out, Hits: hits, Collisions: a.Collisions + b.Collisions}
 }
 
-// Verify checks a PCollection<OutRow> globally and returns a
+// Verify checks a PCollection<OutBlock> globally and returns a
 // PCollection<Stats> (several elements; merge with CombineStats). Output
 // rows are grouped into classes by verify.RowHash of their features across
 // all chunks; each class must hold at least K users, and in smooth mode
 // each of its features must have been held in the input by at least half
 // of its users; nonsmooth releases may create no entry. Utility (kept,
 // suppressed, created entries) is summed per row.
-func Verify(s beam.Scope, rows beam.PCollection, params VerifyParams) beam.PCollection {
+func Verify(s beam.Scope, blocks beam.PCollection, params VerifyParams) beam.PCollection {
 	s = s.Scope("Verify")
 	if err := checkVerifyParams(params); err != nil {
 		panic(err)
 	}
-	keyed, rowStats := beam.ParDo2(s, &verifyRowFn{}, rows)
-	classes := beam.CombinePerKey(s, mergeClass, keyed)
+	keyed, rowStats := beam.ParDo2(s, &verifyBlockFn{}, blocks)
+	classes := beam.CombinePerKey(s, mergeClassBlocks, keyed)
 	classStats := beam.ParDo(s, &classStatsFn{K: int64(params.K), Mode: int(params.Mode)}, classes)
 	return beam.Flatten(s, rowStats, classStats)
 }
 
-// classKey is the 16-byte RowHash of an output row.
-func classKey(out []uint32) []byte {
-	h := verify.RowHash(out)
-	k := binary.BigEndian.AppendUint64(make([]byte, 0, 16), h[0])
-	return binary.BigEndian.AppendUint64(k, h[1])
+// verifyBlockFn sums row-level utility and accumulates classes per bundle
+// (both start empty and FinishBundle emits and resets them).
+type verifyBlockFn struct {
+	acc     Stats
+	classes map[[2]uint64]*ClassAcc
 }
 
-// verifyRowFn keys each row by its class and sums row-level utility per
-// bundle (acc starts zero and FinishBundle resets it).
-type verifyRowFn struct {
-	acc Stats
+func (fn *verifyBlockFn) ProcessElement(b OutBlock, emitClasses func(int64, classBlock), _ func(Stats)) {
+	if fn.classes == nil {
+		fn.classes = map[[2]uint64]*ClassAcc{}
+	}
+	for i := range b.In.Users {
+		in, out := b.In.Row(i), b.Out.Row(i)
+		h := verify.RowHash(out)
+		c := fn.classes[h]
+		if c == nil {
+			c = &ClassAcc{Out: slices.Clone(out), Hits: make([]int64, len(out))}
+			fn.classes[h] = c
+		}
+		kept := 0
+		if slices.Equal(c.Out, out) {
+			c.Rows++
+			kept = countHits(in, out, c.Hits)
+		} else {
+			c.Collisions++
+			kept = countHits(in, out, nil)
+		}
+		fn.acc.Rows++
+		fn.acc.EntriesIn += int64(len(in))
+		fn.acc.EntriesOut += int64(len(out))
+		fn.acc.Kept += int64(kept)
+		fn.acc.Created += int64(len(out) - kept)
+	}
+	if len(fn.classes) >= maxBundleClasses {
+		fn.flushClasses(emitClasses)
+	}
 }
 
-func (fn *verifyRowFn) ProcessElement(r OutRow, emitClass func([]byte, ClassAcc), _ func(Stats)) {
-	hits := make([]int64, len(r.Out))
-	kept := 0
-	i := 0
-	for j, f := range r.Out {
-		for i < len(r.In) && r.In[i] < f {
+// countHits adds 1 to hits[j] for every out[j] that in holds (hits may be
+// nil) and returns how many it holds.
+func countHits(in, out []uint32, hits []int64) int {
+	kept, i := 0, 0
+	for j, f := range out {
+		for i < len(in) && in[i] < f {
 			i++
 		}
-		if i < len(r.In) && r.In[i] == f {
-			hits[j] = 1
+		if i < len(in) && in[i] == f {
+			if hits != nil {
+				hits[j]++
+			}
 			kept++
 		}
 	}
-	fn.acc.Rows++
-	fn.acc.EntriesIn += int64(len(r.In))
-	fn.acc.EntriesOut += int64(len(r.Out))
-	fn.acc.Kept += int64(kept)
-	fn.acc.Created += int64(len(r.Out) - kept)
-	emitClass(classKey(r.Out), ClassAcc{Rows: 1, Out: r.Out, Hits: hits})
+	return kept
 }
 
-func (fn *verifyRowFn) FinishBundle(_ func([]byte, ClassAcc), emit func(Stats)) {
+// flushClasses emits the bundle's classes in blocks and forgets them.
+func (fn *verifyBlockFn) flushClasses(emit func(int64, classBlock)) {
+	hs := slices.SortedFunc(maps.Keys(fn.classes), func(a, b [2]uint64) int {
+		if lessPair(a, b) {
+			return -1
+		}
+		if lessPair(b, a) {
+			return 1
+		}
+		return 0
+	})
+	var b classBlock
+	key := int64(-1)
+	for _, h := range hs {
+		if k := int64(h[0] >> (64 - classBits)); k != key {
+			if key >= 0 {
+				emit(key, b)
+			}
+			key, b = k, classBlock{}
+		}
+		b.Hash, b.Acc = append(b.Hash, h), append(b.Acc, *fn.classes[h])
+	}
+	if key >= 0 {
+		emit(key, b)
+	}
+	clear(fn.classes)
+}
+
+func (fn *verifyBlockFn) FinishBundle(emitClasses func(int64, classBlock), emit func(Stats)) {
+	fn.flushClasses(emitClasses)
 	if fn.acc.Rows > 0 {
 		emit(fn.acc)
 	}
@@ -151,8 +272,10 @@ type classStatsFn struct {
 	acc  Stats
 }
 
-func (fn *classStatsFn) ProcessElement(_ []byte, c ClassAcc, _ func(Stats)) {
-	judgeClass(&fn.acc, c, fn.K, matrix.Mode(fn.Mode))
+func (fn *classStatsFn) ProcessElement(_ int64, b classBlock, _ func(Stats)) {
+	for _, c := range b.Acc {
+		judgeClass(&fn.acc, c, fn.K, matrix.Mode(fn.Mode))
+	}
 }
 
 func (fn *classStatsFn) FinishBundle(emit func(Stats)) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/storage"
@@ -55,10 +54,11 @@ func checkWriteParams(p WriteParams) error {
 var shardRows = beam.NewDistribution("smoothanon", "shard_rows")
 
 func init() {
-	register.DoFn3x0[OutRow, int, func(int64, Row)](&shardKeyFn{})
-	register.Emitter2[int64, Row]()
-	register.DoFn5x1[context.Context, int64, func(*Row) bool, int, func(Stats), error](&writeShardFn{})
-	register.Iter1[Row]()
+	register.DoFn3x0[OutBlock, int, func(int64, matrix.Matrix)](&shardKeyFn{})
+	register.Emitter2[int64, matrix.Matrix]()
+	register.DoFn5x1[context.Context, int64, func(*matrix.Matrix) bool, int, func(Stats), error](&writeShardFn{})
+	register.Iter1[matrix.Matrix]()
+	register.Function1x1(outRows)
 }
 
 // ShardName is the file name of shard i of n.
@@ -81,7 +81,7 @@ func shardOf(user string, n int64) int64 {
 	return int64(userHash(user) % uint64(n))
 }
 
-// Write writes the released rows of a PCollection<OutRow> as sharded
+// Write writes the released rows of a PCollection<OutBlock> as sharded
 // Parquet files ShardName(i, n) in Dir: rows are routed by a hash of the
 // user id and sorted by user id inside a shard, so neither chunk nor
 // cluster nor LSH order shows in the output. Each shard is written under a
@@ -89,25 +89,35 @@ func shardOf(user string, n int64) int64 {
 // whole file from its complete group, so retries neither duplicate nor lose
 // rows. It returns a PCollection<Stats> with rows written, shard ids and
 // duplicate user ids found.
-func Write(s beam.Scope, rows beam.PCollection, params WriteParams) beam.PCollection {
+func Write(s beam.Scope, blocks beam.PCollection, params WriteParams) beam.PCollection {
 	s = s.Scope("Write")
 	if err := checkWriteParams(params); err != nil {
 		panic(err)
 	}
-	total := stats.CountElms(s, rows)
-	keyed := beam.ParDo(s, &shardKeyFn{Shards: params.Shards, PerShard: params.RowsPerShard}, rows, beam.SideInput{Input: total})
+	total := beam.Combine(s, sumInts, beam.ParDo(s, outRows, blocks))
+	keyed := beam.ParDo(s, &shardKeyFn{Shards: params.Shards, PerShard: params.RowsPerShard}, blocks, beam.SideInput{Input: total})
 	grouped := beam.GroupByKey(s, keyed)
 	return beam.ParDo(s, &writeShardFn{Dir: params.Dir, Shards: params.Shards, PerShard: params.RowsPerShard,
 		RowGroupRows: params.RowGroupRows, Metadata: params.Metadata}, grouped, beam.SideInput{Input: total})
 }
 
+func outRows(b OutBlock) int { return b.In.NumRows() }
+
+// shardKeyFn splits a block's released rows into one piece per shard.
 type shardKeyFn struct {
 	Shards   int64 `json:"shards"`
 	PerShard int64 `json:"per_shard"`
 }
 
-func (fn *shardKeyFn) ProcessElement(r OutRow, total int, emit func(int64, Row)) {
-	emit(shardOf(r.User, shardCount(int64(total), fn.Shards, fn.PerShard)), Row{User: r.User, Features: r.Out})
+func (fn *shardKeyFn) ProcessElement(b OutBlock, total int, emit func(int64, matrix.Matrix)) {
+	n := shardCount(int64(total), fn.Shards, fn.PerShard)
+	shards := make([]int64, b.Out.NumRows())
+	for i, u := range b.Out.Users {
+		shards[i] = shardOf(u, n)
+	}
+	for shard, rows := range groupRows(shards) {
+		emit(shard, pick(&b.Out, rows))
+	}
 }
 
 type writeShardFn struct {
@@ -119,18 +129,12 @@ type writeShardFn struct {
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
-func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter func(*Row) bool, total int, emit func(Stats)) error {
-	var rows []Row
-	var r Row
-	for iter(&r) {
-		rows = append(rows, r)
-		r = Row{}
-	}
-	slices.SortFunc(rows, func(a, b Row) int { return strings.Compare(a.User, b.User) })
+func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter func(*matrix.Matrix) bool, total int, emit func(Stats)) error {
+	rows := gatherShard(iter)
 	n := shardCount(int64(total), fn.Shards, fn.PerShard)
 	st := Stats{Shards: []int64{shard}, ShardCount: n}
-	for i := 1; i < len(rows); i++ {
-		if rows[i].User == rows[i-1].User {
+	for i := 1; i < rows.NumRows(); i++ {
+		if rows.Users[i] == rows.Users[i-1] {
 			st.DuplicateUsers++
 		}
 	}
@@ -142,8 +146,8 @@ func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter fu
 	if err != nil {
 		return err
 	}
-	for _, r := range rows {
-		if err := w.Write(r.User, r.Features); err != nil {
+	for i, u := range rows.Users {
+		if err := w.Write(u, rows.Row(i)); err != nil {
 			w.Abort()
 			return err
 		}
@@ -151,10 +155,29 @@ func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter fu
 	if err := w.Close(); err != nil {
 		return err
 	}
-	st.RowsWritten = int64(len(rows))
+	st.RowsWritten = int64(rows.NumRows())
 	shardRows.Update(ctx, st.RowsWritten)
 	emit(st)
 	return nil
+}
+
+// gatherShard collects a shard's pieces into one matrix sorted by user id
+// (rows of one id in arrival order).
+func gatherShard(iter func(*matrix.Matrix) bool) *matrix.Matrix {
+	all := emptyMatrix()
+	var b matrix.Matrix
+	for iter(&b) {
+		for i := range b.Users {
+			appendRow(&all, &b, i)
+		}
+		b = matrix.Matrix{}
+	}
+	order := make([]int, all.NumRows())
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(all.Users[a], all.Users[b]) })
+	return all.Permute(order)
 }
 
 // writeEmptyShards creates the shards of dir that received no rows, so

@@ -1,0 +1,171 @@
+package transforms
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/smoothanon/smoothanon/lsh"
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+func init() {
+	register.Function2x0(describeKeyed)
+}
+
+// testRow is one row of a hand-written block.
+type testRow struct {
+	user  string
+	feats []uint32
+}
+
+// blockOf builds a block of rows.
+func blockOf(rows ...testRow) matrix.Matrix {
+	m := emptyMatrix()
+	for _, r := range rows {
+		m.Append(r.user, r.feats)
+	}
+	return m
+}
+
+// describeKeyed emits one line per row of a keyed block, so tests can
+// compare keys row by row whatever the blocking.
+func describeKeyed(b KeyedBlock, emit func(string)) {
+	for i, u := range b.Rows.Users {
+		emit(fmt.Sprintf("%s lead=%d tie=%d seed=%d feats=%v", u, b.lead(i), b.tie(i), b.Seed, b.Rows.Row(i)))
+	}
+}
+
+func TestBlockCodersRoundTrip(t *testing.T) {
+	m := blockOf(testRow{"", nil}, testRow{"u1", []uint32{0, 1, 7, 1<<32 - 1}}, testRow{"ü\x00x", []uint32{5}})
+	if got, err := decMatrix(encMatrix(m)); err != nil || !got.Equal(&m) {
+		t.Errorf("matrix %+v -> %+v, %v", m, got, err)
+	}
+	empty := emptyMatrix()
+	if got, err := decMatrix(encMatrix(empty)); err != nil || got.NumRows() != 0 || !slices.Equal(got.Offsets, []int64{0}) {
+		t.Errorf("empty matrix -> %+v, %v", got, err)
+	}
+	for _, k := range []KeyedBlock{
+		{Rows: m, Seed: -3},
+		{Rows: m, Lead: []uint64{1, 2, 1<<64 - 1}, Seed: 9},
+		{Rows: m, Lead: []uint64{1, 2, 3}, Tie: []uint64{4, 5, 6}},
+	} {
+		got, err := decKeyedBlock(encKeyedBlock(k))
+		if err != nil || !got.Rows.Equal(&k.Rows) || !slices.Equal(got.Lead, k.Lead) || !slices.Equal(got.Tie, k.Tie) ||
+			(got.Lead == nil) != (k.Lead == nil) || got.Seed != k.Seed {
+			t.Errorf("keyed block %+v -> %+v, %v", k, got, err)
+		}
+	}
+	out := blockOf(testRow{"", []uint32{3}}, testRow{"u1", nil}, testRow{"ü\x00x", []uint32{5, 6}})
+	o := OutBlock{In: m, Out: out}
+	if got, err := decOutBlock(encOutBlock(o)); err != nil || !got.In.Equal(&m) || !got.Out.Equal(&out) {
+		t.Errorf("out block -> %+v, %v", got, err)
+	}
+	c := classBlock{Hash: [][2]uint64{{1, 2}, {1, 3}}, Acc: []ClassAcc{{Rows: 5, Out: []uint32{1, 4}, Hits: []int64{5, 2}, Collisions: 1}, {Rows: 2, Out: []uint32{}, Hits: []int64{}}}}
+	if got, err := decClassBlock(encClassBlock(c)); err != nil || !reflect.DeepEqual(got, c) {
+		t.Errorf("class block %+v -> %+v, %v", c, got, err)
+	}
+	g := RowGroup{File: "/a/b.parquet", Group: 12}
+	if got, err := decRowGroup(encRowGroup(g)); err != nil || got != g {
+		t.Errorf("RowGroup %+v -> %+v, %v", g, got, err)
+	}
+	// Truncated or padded elements are errors, never silent garbage.
+	for name, b := range map[string][]byte{"matrix": encMatrix(m), "keyed": encKeyedBlock(KeyedBlock{Rows: m, Lead: []uint64{1, 2, 3}}), "out": encOutBlock(o)} {
+		dec := map[string]func([]byte) error{
+			"matrix": func(p []byte) error { _, err := decMatrix(p); return err },
+			"keyed":  func(p []byte) error { _, err := decKeyedBlock(p); return err },
+			"out":    func(p []byte) error { _, err := decOutBlock(p); return err },
+		}[name]
+		for cut := 0; cut < len(b); cut++ {
+			if dec(b[:cut]) == nil {
+				t.Errorf("%s truncated to %d of %d bytes decoded without error", name, cut, len(b))
+			}
+		}
+		if dec(append(slices.Clone(b), 0)) == nil {
+			t.Errorf("%s with a trailing byte decoded without error", name)
+		}
+	}
+}
+
+func TestSliceAndPick(t *testing.T) {
+	m := blockOf(testRow{"a", []uint32{1}}, testRow{"b", nil}, testRow{"c", []uint32{2, 3}}, testRow{"d", []uint32{4}})
+	for _, c := range []struct{ lo, hi int }{{0, 4}, {0, 2}, {1, 3}, {2, 4}, {3, 3}} {
+		got := slice(&m, c.lo, c.hi)
+		want := m.Permute([]int{0, 1, 2, 3}[c.lo:c.hi])
+		if err := got.Validate(); err != nil || !got.Equal(want) {
+			t.Errorf("slice [%d,%d) = %+v (%v), want %+v", c.lo, c.hi, got, err, want)
+		}
+	}
+	k := KeyedBlock{Rows: m, Lead: []uint64{10, 11, 12, 13}, Seed: 2}
+	sub := k.subset([]int{3, 1})
+	if !slices.Equal(sub.Rows.Users, []string{"d", "b"}) || !slices.Equal(sub.Lead, []uint64{13, 11}) || sub.Tie != nil || sub.Seed != 2 {
+		t.Errorf("subset = %+v", sub)
+	}
+	if all := k.subset([]int{0, 1, 2, 3}); &all.Rows.Users[0] != &k.Rows.Users[0] {
+		t.Error("subset of every row copied the block")
+	}
+}
+
+// TestCutterMatchesBytes checks the cutter, which decides most rows by
+// their (lead, tie) prefix, against the definition: the number of
+// boundary keys at or below the row's full sort key. Leads repeat often,
+// so many rows tie with a boundary's prefix.
+func TestCutterMatchesBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	h := lsh.New(4)
+	var keys [][]byte
+	var rows []rowKey
+	for i := range 2000 {
+		feats := []uint32{uint32(rng.IntN(50)), 50 + uint32(rng.IntN(50))}
+		k := rowKey{lead: uint64(rng.IntN(20)), tie: uint64(rng.IntN(3)), user: fmt.Sprintf("u%d", i), features: feats, h: h}
+		if i%3 == 0 {
+			k.lead, k.tie = 0, 0 // as with the MinHash key
+		}
+		rows = append(rows, k)
+		keys = append(keys, k.bytes())
+	}
+	c := newCutter(computeBounds(slices.Clone(keys[:300]), 17))
+	for i := range rows {
+		k := rows[i]
+		k.signed = false
+		want := int64(0)
+		for _, b := range c.keys {
+			if bytes.Compare(b, keys[i]) <= 0 {
+				want++
+			}
+		}
+		if got := c.chunk(&k); got != want {
+			t.Fatalf("row %d (lead %d tie %d): chunk %d, want %d", i, k.lead, k.tie, got, want)
+		}
+	}
+	// compareKeys is the byte order of the keys.
+	for i := 1; i < len(rows); i++ {
+		a, b := rows[i-1], rows[i]
+		if got, want := compareKeys(&a, &b), bytes.Compare(keys[i-1], keys[i]); got != want {
+			t.Fatalf("compareKeys(%d, %d) = %d, bytes say %d", i-1, i, got, want)
+		}
+	}
+}
+
+func TestComputeBounds(t *testing.T) {
+	var keys [][]byte
+	for i := 99; i >= 0; i-- {
+		keys = append(keys, []byte{byte(i)})
+	}
+	b := computeBounds(keys, 4)
+	want := [][]byte{{25}, {50}, {75}}
+	if !reflect.DeepEqual(b.Keys, want) {
+		t.Fatalf("bounds %v, want %v", b.Keys, want)
+	}
+	if got := computeBounds([][]byte{{1}, {1}, {1}, {1}}, 4); len(got.Keys) != 1 {
+		t.Errorf("repeated sample keys gave bounds %v, want one", got.Keys)
+	}
+	if got := computeBounds(nil, 3); len(got.Keys) != 0 {
+		t.Errorf("empty sample gave bounds %v", got.Keys)
+	}
+}
