@@ -165,7 +165,8 @@ func (p *perFeature[V]) update(f uint32, v V) {
 }
 
 // each calls fn for every feature with a value other than zero, in
-// ascending id order, and resets p.
+// ascending id order, and empties p, freeing its memory: the runner keeps
+// a DoFn between bundles, and a stage's DoFns between stages.
 func (p *perFeature[V]) each(fn func(uint32, V)) {
 	var zero V
 	for f, v := range p.dense {
@@ -173,7 +174,7 @@ func (p *perFeature[V]) each(fn func(uint32, V)) {
 			fn(uint32(f), v)
 		}
 	}
-	clear(p.dense)
+	p.dense = nil
 	fs := make([]uint32, 0, len(p.sparse))
 	for f := range p.sparse {
 		fs = append(fs, f)
@@ -182,7 +183,7 @@ func (p *perFeature[V]) each(fn func(uint32, V)) {
 	for _, f := range fs {
 		fn(f, p.sparse[f])
 	}
-	clear(p.sparse)
+	p.sparse = map[uint32]V{}
 }
 
 // bundleSums accumulates one bundle's (feature, value) pairs as exact sums

@@ -100,6 +100,10 @@ func (fn *sharpenFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, fx 
 	return nil
 }
 
+func (fn *sharpenFn) FinishBundle(_ func(*Bounds) bool, _ func(*int64, *featBlock) bool, _ func(KeyedBlock)) {
+	fn.fx = nil
+}
+
 // sharpen returns the blocks with sharpened keys, given the boundaries of
 // their current order.
 func sharpen(s beam.Scope, blocks, bounds beam.PCollection) beam.PCollection {

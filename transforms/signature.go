@@ -159,6 +159,8 @@ func (fn *signHubFn) ProcessElement(b matrix.Matrix, counts func(*int64, *featBl
 	return nil
 }
 
+func (fn *signHubFn) FinishBundle(_ func(*int64, *featBlock) bool, _ func(KeyedBlock)) { fn.t = nil }
+
 // leadBy keys each row of b by the least table value of its features.
 func leadBy(b matrix.Matrix, t *table[uint64], seed int64) KeyedBlock {
 	lead := make([]uint64, b.NumRows())
@@ -207,3 +209,5 @@ func (fn *signTwoHopFn) ProcessElement(b matrix.Matrix, hops func(*int64, *featM
 	emit(leadBy(b, fn.t, fn.Seed))
 	return nil
 }
+
+func (fn *signTwoHopFn) FinishBundle(_ func(*int64, *featMin) bool, _ func(KeyedBlock)) { fn.t = nil }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -107,7 +109,38 @@ type solveFn struct {
 	Workers  int   `json:"workers"`
 }
 
+// solveSlots bounds the chunks a worker process solves at once. A runner
+// may hand a process many chunks in parallel bundles (prism runs every
+// chunk of a job at once); each solve already uses Workers goroutines, so
+// more at a time would only add memory (a 1e5-row chunk holds ~150 MB
+// while it is solved) and contention.
+var solveSlots = struct {
+	once sync.Once
+	ch   chan struct{}
+}{}
+
+// acquireSolve waits for a solve slot and returns its release.
+func acquireSolve(ctx context.Context, workers int) (func(), error) {
+	solveSlots.once.Do(func() {
+		if workers <= 0 {
+			workers = runtime.GOMAXPROCS(0)
+		}
+		solveSlots.ch = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/workers))
+	})
+	select {
+	case solveSlots.ch <- struct{}{}:
+		return func() { <-solveSlots.ch }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*KeyedBlock) bool, emit func(OutBlock), emitStat func(ChunkStat)) error {
+	release, err := acquireSolve(ctx, fn.Workers)
+	if err != nil {
+		return err
+	}
+	defer release()
 	m := gatherChunk(iter)
 	rows := m.NumRows()
 	start := time.Now()

@@ -127,6 +127,7 @@ func (fn *spectralStepFn) ProcessElement(b matrix.Matrix, prev func(*int64, *fea
 
 func (fn *spectralStepFn) FinishBundle(_ func(*int64, *featBlock) bool, emit func(int64, featBlock)) {
 	fn.sums.flush(emit)
+	fn.c = nil // a side-input cache lives for one bundle: see perFeature.each
 }
 
 // coordOfRow loads the side input into *cache once and returns the
@@ -165,6 +166,10 @@ func (fn *signSpectralFn) ProcessElement(b matrix.Matrix, fx func(*int64, *featB
 	}
 	emit(KeyedBlock{Rows: b, Lead: lead, Seed: fn.Seed})
 	return nil
+}
+
+func (fn *signSpectralFn) FinishBundle(_ func(*int64, *featBlock) bool, _ func(KeyedBlock)) {
+	fn.c = nil
 }
 
 // spectral returns the blocks keyed by the spectral coordinate after

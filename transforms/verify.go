@@ -254,7 +254,7 @@ func (fn *verifyBlockFn) flushClasses(emit func(int64, classBlock)) {
 	if key >= 0 {
 		emit(key, b)
 	}
-	clear(fn.classes)
+	fn.classes = nil
 }
 
 func (fn *verifyBlockFn) FinishBundle(emitClasses func(int64, classBlock), emit func(Stats)) {
