@@ -9,13 +9,17 @@ import (
 
 // Run serves a Beam worker and returns the process exit code: serve is
 // beam.Init() in a process started with --worker=true (flags parsed). Run
-// does not return when the harness ends normally or the parent dies: it
-// exits the process (0, or killed by SIGKILL on the parent's death). It
+// does not return when the harness ends normally, the parent dies or the
+// control stream stays idle (IdleExitEnv): it exits the process (0, or
+// killed by SIGKILL on the parent's death). It
 // returns 1 when the harness failed, after its message reached stderr.
 func Run(serve func()) int {
 	exitWithParent()
 	if err := removeBootCopy(executable(), bootTmp); err != nil {
 		fmt.Fprintf(os.Stderr, "workerexit: %v\n", err)
+	}
+	if err := exitWhenIdle(func() { os.Exit(0) }); err != nil {
+		fmt.Fprintf(os.Stderr, "workerexit: idle exit off: %v\n", err)
 	}
 	wait, err := exitAfterHarness(func() { os.Exit(0) })
 	if err != nil {
