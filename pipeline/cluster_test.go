@@ -211,9 +211,11 @@ func TestFlinkCluster(t *testing.T) {
 
 // leakWait is how long after the job with the lost TaskManager its boot
 // loaders and workers may still run: the workers' idle exit (15 s, set in
-// the environment) plus margin, and well under the 2 minutes a boot loader
-// of the killed TaskManager waits for its dead provisioning endpoint.
-const leakWait = 30 * time.Second
+// the environment) after their last bundle, plus the boot loader's exit
+// (seen to take up to ~15 s), and under the 2 minutes a boot loader of the
+// killed TaskManager waits for its dead provisioning endpoint without
+// process-boot.sh's parent watch.
+const leakWait = 40 * time.Second
 
 // killTaskManagerMidJob waits until Go workers run, then, preferably at a
 // moment when TaskManager 2 starts an environment (a stage's open() waits
