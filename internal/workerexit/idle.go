@@ -126,8 +126,10 @@ func exitWhenIdle(exit func()) error {
 		// grpcx.DefaultDial's options (a blocking dial with a timeout) plus
 		// the watch.
 		//lint:ignore SA1019 the harness relies on a blocking dial, as grpcx.DefaultDial does
+		block := grpc.WithBlock()
+		//lint:ignore SA1019 as grpcx.DefaultDial does
 		cc, err := grpc.DialContext(ctx, endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithBlock(), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)),
+			block, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32)),
 			grpc.WithChainStreamInterceptor(w.intercept))
 		if err != nil {
 			return nil, fmt.Errorf("failed to dial server at %v: %w", endpoint, err)
