@@ -18,14 +18,18 @@ func Run(serve func()) int {
 	if err := removeBootCopy(executable(), bootTmp); err != nil {
 		fmt.Fprintf(os.Stderr, "workerexit: %v\n", err)
 	}
-	if err := exitWhenIdle(func() { os.Exit(0) }); err != nil {
-		fmt.Fprintf(os.Stderr, "workerexit: idle exit off: %v\n", err)
-	}
 	wait, err := exitAfterHarness(func() { os.Exit(0) })
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "workerexit: %v\n", err)
+		if err := exitWhenIdle(func() { os.Exit(0) }); err != nil {
+			fmt.Fprintf(os.Stderr, "workerexit: idle exit off: %v\n", err)
+		}
 		serve()
 		return 1
+	}
+	// wait first: the idle message must get through the stderr pipe.
+	if err := exitWhenIdle(func() { wait(); os.Exit(0) }); err != nil {
+		fmt.Fprintf(os.Stderr, "workerexit: idle exit off: %v\n", err)
 	}
 	// In Return mode a failed or panicking harness returns from serve (after
 	// printing why) instead of calling os.Exit itself, which would lose the
