@@ -60,14 +60,20 @@ const bootOrWorker = "--id="
 // left; worker "" skips the copies.
 func checkNoLeftovers(t *testing.T, marker, match, worker string) {
 	t.Helper()
+	checkNoLeftoversWithin(t, 20*time.Second, marker, match, worker)
+}
+
+// checkNoLeftoversWithin is checkNoLeftovers waiting up to wait.
+func checkNoLeftoversWithin(t *testing.T, wait time.Duration, marker, match, worker string) {
+	t.Helper()
 	var left []string
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+	for deadline := time.Now().Add(wait); ; time.Sleep(500 * time.Millisecond) {
 		if left = markedProcesses(marker, match); len(left) == 0 || time.Now().After(deadline) {
 			break
 		}
 	}
 	for _, p := range left {
-		t.Errorf("process left running: %.300s", p)
+		t.Errorf("process left running %v after the job: %.300s", wait, p)
 	}
 	if worker == "" {
 		return
@@ -79,6 +85,40 @@ func checkNoLeftovers(t *testing.T, marker, match, worker string) {
 	for _, c := range copies {
 		t.Errorf("copy of the worker binary left: %s", c)
 	}
+}
+
+// checkNoSharedStaging fails t when Beam's boot loader materialized worker
+// into the host-wide /tmp/staged since start: deploy/flink/process-boot.sh
+// gives every boot loader a directory of its own (two boots sharing
+// /tmp/staged rewrite the binary while the other runs it).
+func checkNoSharedStaging(t *testing.T, worker string, since time.Time) {
+	t.Helper()
+	copies, err := copiesOf(worker, "/tmp/staged/*")
+	if err != nil {
+		t.Error(err)
+	}
+	for _, c := range copies {
+		if st, err := os.Stat(c); err == nil && !st.ModTime().Before(since) {
+			t.Errorf("boot loader staged the worker binary into the shared %s", c)
+		}
+	}
+}
+
+// procIDs returns the parent PID and process group of pid (0, 0 when it
+// is gone).
+func procIDs(pid int) (ppid, pgid int) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 3 {
+		return 0, 0
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	pgid, _ = strconv.Atoi(f[2])
+	return ppid, pgid
 }
 
 // copiesOf lists the files matching glob whose bytes equal file's.

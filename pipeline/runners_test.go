@@ -188,7 +188,8 @@ func beamSDKVersion() string {
 // LOOPBACK workers (in this process), once with PROCESS workers (Beam's Go
 // boot loader, started by Flink, fetches the staged --worker_binary — the
 // smoothanon binary — and starts it with --worker=true, the path Dataflow
-// and cluster workers take). Without the jar it skips, unless CI is set:
+// and cluster workers take; deploy/flink/process-boot.sh runs the boot
+// loader, as on the cluster). Without the jar it skips, unless CI is set:
 // then it fails.
 func TestFlinkMatchesPrism(t *testing.T) {
 	launch := flinkJobServer()
@@ -220,10 +221,20 @@ func TestFlinkMatchesPrism(t *testing.T) {
 		}
 		// No boot loader or worker may outlive the job, though the job
 		// server lives on, and no copy of the binary may stay in /tmp
-		// (internal/workerexit).
-		t.Cleanup(func() { checkNoLeftovers(t, marker, bootOrWorker, worker) })
+		// (internal/workerexit). process-boot.sh, as on the cluster, gives
+		// each boot loader a directory of its own: nothing may be staged
+		// into the host-wide /tmp/staged.
+		start := time.Now()
+		t.Cleanup(func() {
+			checkNoLeftovers(t, marker, bootOrWorker, worker)
+			checkNoSharedStaging(t, worker, start)
+		})
+		wrapper, err := filepath.Abs("../deploy/flink/process-boot.sh")
+		if err != nil {
+			t.Fatal(err)
+		}
 		cfg, wb := *jobopts.EnvironmentConfig, *jobopts.WorkerBinary
-		*jobopts.EnvironmentConfig = fmt.Sprintf(`{"command": %q}`, boot)
+		*jobopts.EnvironmentConfig = fmt.Sprintf(`{"command": %q, "env": {"BEAM_GO_BOOT": %q}}`, wrapper, boot)
 		*jobopts.WorkerBinary = worker
 		defer func() { *jobopts.EnvironmentConfig, *jobopts.WorkerBinary = cfg, wb }()
 		f.checkEnv(t, "flink", endpoint, "PROCESS")

@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/smoothanon/smoothanon/internal/workerexit"
 )
 
 // workerParentEnv makes this test binary act as the parent of a worker
@@ -228,4 +230,44 @@ func runWorkerUntilStreamEnds(t *testing.T, result error) (int, string) {
 	}
 	t.Fatalf("waiting for the worker: %v", werr)
 	return -1, ""
+}
+
+// TestWorkerExitsWhenIdle holds the worker's control stream open without
+// sending an instruction, as the runner does with an environment it never
+// closes (a failover on Flink): with workerexit.IdleExitEnv set the worker
+// must exit 0 soon after the idle time.
+func TestWorkerExitsWhenIdle(t *testing.T) {
+	f := newFakeFnAPI(nil)
+	endpoint := serveFnAPI(t, f)
+	logPath := filepath.Join(t.TempDir(), "worker.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(os.Args[0], workerArgs(endpoint)...)
+	cmd.Env = append(os.Environ(), workerexit.IdleExitEnv+"=3s")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	waitConnected(t, f, logPath)
+	connected := time.Now()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		b, _ := os.ReadFile(logPath)
+		if err != nil || !strings.Contains(string(b), "no instruction on the control stream") {
+			t.Fatalf("worker exit %v, want 0 after its idle message\n%s", err, tail(b, 3000))
+		}
+		if d := time.Since(connected); d < 2*time.Second {
+			t.Errorf("worker exited %v after connecting, before its idle time (3 s)", d)
+		}
+	case <-time.After(30 * time.Second):
+		b, _ := os.ReadFile(logPath)
+		t.Fatalf("worker still runs 30 s after connecting to an idle control stream\n%s", tail(b, 3000))
+	}
+	close(f.release)
 }

@@ -14,16 +14,45 @@
 set -u
 boot=${BEAM_GO_BOOT:-$(dirname "$0")/boot}
 [ -x "$boot" ] || { echo "process-boot.sh: no Beam Go boot loader at $boot (set BEAM_GO_BOOT)" >&2; exit 2; }
+# The Go worker exits after this long without an instruction on its control
+# stream (internal/workerexit): after a failover Beam's Flink runner may
+# never close an environment of the cancelled attempt on a surviving
+# TaskManager (docs/flink-cluster.md).
+export SMOOTHANON_WORKER_IDLE_EXIT=${SMOOTHANON_WORKER_IDLE_EXIT:-5m}
+
+# ppid PID: the parent PID of PID, empty when PID is gone.
+ppid() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f2; }
+parent=$(ppid $$)
+[ -n "$parent" ] && [ "$parent" != 1 ] || { echo "process-boot.sh: the runner that started us is gone" >&2; exit 1; }
+
 dir=$(mktemp -d "${TMPDIR:-/tmp}/beam-boot.XXXXXX") || exit 1
 cd "$dir" || exit 1
+# The runner stops an environment with SIGTERM to this script: pass it on
+# (set before boot starts, so an early SIGTERM does not orphan boot).
+pid=
+trap '[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; stop=1' TERM INT
+stop=
 # Boot dies with this script even when the runner SIGKILLs it (setpriv
 # --pdeathsig); the Go worker dies with boot (internal/workerexit).
 pdeath=()
 command -v setpriv >/dev/null && pdeath=(setpriv --pdeathsig KILL --)
 "${pdeath[@]}" "$boot" "$@" --semi_persist_dir="$dir" &
 pid=$!
-# The runner stops an environment with SIGTERM to this script: pass it on.
-trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
+[ -n "$stop" ] && kill -TERM "$pid" 2>/dev/null
+# Nothing ends this script when its TaskManager dies (SIGKILL): boot would
+# wait up to 2 minutes for the dead provisioning endpoint, or a worker for
+# its control stream. Watch the parent; when it is gone (we were
+# re-parented, or this script itself was killed) kill boot, and with it the
+# worker.
+(
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ "$(ppid $$)" != "$parent" ]; then
+			kill -KILL "$pid" 2>/dev/null
+			exit 0
+		fi
+		sleep 1
+	done
+) &
 wait "$pid"
 code=$?
 while kill -0 "$pid" 2>/dev/null; do wait "$pid"; code=$?; done
