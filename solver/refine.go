@@ -287,6 +287,9 @@ func (r *refiner) dissolvePass() int {
 		if r.st[a].s == 0 {
 			continue
 		}
+		if !r.mayDissolve(int32(a), mem[a]) {
+			continue
+		}
 		done = done[:0]
 		var total cost
 		for _, u := range mem[a] {
@@ -324,4 +327,67 @@ func (r *refiner) dissolvePass() int {
 		}
 	}
 	return n
+}
+
+// mayDissolve screens cluster a (members mem) for dissolvePass without
+// moving anyone: the cost of a, taken away, against each member's best
+// deltaIn into another cluster as the clusters stand. Members that join
+// the same cluster change each other's deltas, so this is an estimate;
+// only clusters it finds worth dissolving are tried.
+func (r *refiner) mayDissolve(a int32, mem []int32) bool {
+	pr := r.pr
+	st := &r.st[a]
+	var d cost
+	st.h.each(func(_, h int32) { d = d.minus(featCost(h, st.s, r.mode)) })
+	for _, u := range mem {
+		p := pr.userPoint[u]
+		row := pr.row(p)
+		top := r.candidates(p)
+		if top[0] == notFound {
+			r.scratch(0).nearest(row, r.cpost, r.clen, top)
+		}
+		c, in := r.bestIn(p, a, row, top)
+		if c < 0 {
+			return false
+		}
+		d = d.add(in)
+	}
+	return r.lam.of(d) < 0
+}
+
+// bestIn is bestMove's search without the source's delta: the cluster
+// other than a that a user of point p (row) joins at the least s + λ·c,
+// and the change, or -1.
+func (r *refiner) bestIn(p, a int32, row, top []int32) (int32, cost) {
+	pr := r.pr
+	best, bestV, bestD := int32(-1), int64(0), cost{}
+	r.tried = r.tried[:0]
+	consider := func(c int32) {
+		if c == a || r.st[c].s == 0 || slices.Contains(r.tried, c) {
+			return
+		}
+		r.tried = append(r.tried, c)
+		d := r.st[c].deltaIn(row, r.mode)
+		if v := r.lam.of(d); best < 0 || v < bestV || (v == bestV && c < best) {
+			best, bestV, bestD = c, v, d
+		}
+	}
+	for _, c := range top {
+		if c < 0 {
+			break
+		}
+		consider(c)
+	}
+	for _, v := range pr.users(p)[:min(len(pr.users(p)), 8)] {
+		consider(r.cl[v])
+	}
+	for _, q := range pr.neighbours(p) {
+		if q < 0 {
+			break
+		}
+		for _, v := range pr.users(q)[:min(len(pr.users(q)), 4)] {
+			consider(r.cl[v])
+		}
+	}
+	return best, bestD
 }
