@@ -5,11 +5,11 @@ import "github.com/smoothanon/smoothanon/matrix"
 // cstat is a cluster's feature counts for cost deltas.
 //
 // The deltas of adding or removing a member depend, feature by feature of
-// the member's row, only on whether 2h > s, 2h = s or 2h < s (smooth) or on
-// whether h = s or h = s−1 (nonsmooth): a feature held by fewer than half
-// of the cluster counts as if absent. So the deltas read hv, which holds
-// only the features with at least hmin holders, where hmin ≤ ⌈s/2⌉ at all
-// times: a few features, in a few cache lines, where h holds every feature
+// the member's row, only on how h compares with s/2 (smooth) or on whether
+// h = s or h = s−1 (nonsmooth): a feature held by fewer than ⌊s/2⌋ members
+// stays dropped either way and counts as if absent. So the deltas read hv,
+// which holds only the features with at least hmin holders, where
+// hmin ≤ ⌊s/2⌋ at all times: a few features, in a few cache lines, where h holds every feature
 // of the cluster. On large inputs the clusters' h do not fit the CPU
 // caches, and lookups in them would be the largest part of refine's moves.
 type cstat struct {
@@ -37,14 +37,14 @@ func newCstat(pr *problem, members []int32) cstat {
 }
 
 // heavyBounds is the range that hv's threshold may take at size s before
-// hv is rebuilt, and the threshold a rebuild sets. A margin below ⌈s/2⌉
+// hv is rebuilt, and the threshold a rebuild sets. A margin below ⌊s/2⌋
 // lets a cluster shrink by a few members between rebuilds, and a rebuild
 // on growth keeps hv small; both cost a scan of h, at most once per about
 // s/8 size changes.
 func heavyBounds(s int32) (lo, hi, set int32) {
 	half := (s + 1) / 2
 	slack := max(1, s/16)
-	return max(1, half-3*slack), max(1, half), max(1, half-slack)
+	return max(1, half-3*slack), max(1, s/2), max(1, half-slack)
 }
 
 func (c *cstat) at(h int32) int32 {
@@ -149,8 +149,9 @@ func (c *cstat) remove(row []int32) {
 	c.resize(-1)
 }
 
-// deltaIn is the cost change of adding a user with row to c.
-func (c *cstat) deltaIn(row []int32, mode matrix.Mode) int64 {
+// deltaIn is the change of the suppressed and created entries of adding
+// a user with row to c.
+func (c *cstat) deltaIn(row []int32, mode matrix.Mode) cost {
 	s := c.s
 	if mode == matrix.NonSmooth {
 		a := int64(0)
@@ -159,21 +160,40 @@ func (c *cstat) deltaIn(row []int32, mode matrix.Mode) int64 {
 				a++
 			}
 		}
-		return int64(len(row)) - int64(s+1)*a + int64(s)*int64(c.at(s))
+		return cost{s: int64(len(row)) - int64(s+1)*a + int64(s)*int64(c.at(s))}
 	}
-	d := int64(c.M)
+	// Features the user lacks: those with 2h > s stay kept and gain a
+	// created entry; those with 2h = s (kept on the tie) are dropped, their
+	// h = s/2 created entries becoming h suppressed ones.
+	var tie int64
+	if s%2 == 0 {
+		tie = int64(c.at(s/2)) * int64(s/2)
+	}
+	d := cost{s: tie, c: int64(c.M) - tie}
+	// The user's features: their own change, less the above. A feature
+	// with h < hmin (read as 0) is held by fewer than s/2 − 1 members and
+	// stays dropped: one more suppressed entry.
 	for _, f := range row {
 		h := c.hv.get(f)
-		d += int64(min(h+1, s-h) - min(h, s-h))
-		if 2*h > s {
-			d--
+		switch {
+		case 2*h > s: // kept before and after: no change (the base added one)
+			d.c--
+		case 2*h == s: // kept before and after: no change (the base moved h)
+			d.s -= int64(h)
+			d.c += int64(h)
+		case 2*(h+1) >= s+1: // dropped, now kept: h suppressed become s−h created
+			d.s -= int64(h)
+			d.c += int64(s - h)
+		default:
+			d.s++
 		}
 	}
 	return d
 }
 
-// deltaOut is the cost change of removing a member with row from c.
-func (c *cstat) deltaOut(row []int32, mode matrix.Mode) int64 {
+// deltaOut is the change of the suppressed and created entries of removing
+// a member with row from c.
+func (c *cstat) deltaOut(row []int32, mode matrix.Mode) cost {
 	s := c.s
 	if mode == matrix.NonSmooth {
 		n1 := int64(c.at(s - 1))
@@ -183,14 +203,32 @@ func (c *cstat) deltaOut(row []int32, mode matrix.Mode) int64 {
 			}
 		}
 		a := int64(c.at(s))
-		return -int64(len(row)) - int64(s-1)*(a+n1) + int64(s)*a
+		return cost{s: -int64(len(row)) - int64(s-1)*(a+n1) + int64(s)*a}
 	}
-	d := -int64(c.W)
+	// Features the member lacks: those with 2h ≥ s stay kept and lose a
+	// created entry; those with 2h = s − 1 (dropped) become kept on the
+	// tie, their h suppressed entries becoming h created ones.
+	var tie int64
+	if s%2 == 1 {
+		tie = int64(c.at((s-1)/2)) * int64((s-1)/2)
+	}
+	d := cost{s: -tie, c: tie - int64(c.W)}
+	// The member's features: their own change, less the above. A feature
+	// with h < hmin (read as 0) has 2h < s − 1 and stays dropped: one
+	// suppressed entry fewer.
 	for _, f := range row {
 		h := c.hv.get(f)
-		d += int64(min(h-1, s-h) - min(h, s-h))
-		if 2*h >= s {
-			d++
+		switch {
+		case 2*h > s: // kept before and after, s − h created: no change
+			d.c++
+		case 2*h == s: // kept (h created), then dropped (h − 1 suppressed)
+			d.s += int64(h - 1)
+			d.c += 1 - int64(h)
+		case 2*h == s-1: // dropped before and after (the base moved h)
+			d.s += int64(h) - 1
+			d.c -= int64(h)
+		default:
+			d.s--
 		}
 	}
 	return d

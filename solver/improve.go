@@ -8,13 +8,13 @@ import (
 	"github.com/smoothanon/smoothanon/solver/internal/par"
 )
 
-// improve refines three candidate clusterings and keeps the cheapest under
-// the mode (ties: the earlier candidate):
+// improve refines three candidate clusterings and keeps the one whose
+// release has the highest Jaccard (ties: the earlier candidate):
 //
 //  1. the clusters as they are;
 //  2. the clusters after split (splitting lowers the cost of each large
 //     cluster at once but can trap refine in a worse local optimum, e.g. on
-//     block-structured data, so the choice is made on the final cost);
+//     block-structured data, so the choice is made on the final release);
 //  3. the Mondrian partition of the rows (internal/mondrian) after split:
 //     groups cut on shared features, which the Hamming facility costs miss
 //     on power-law lists.
@@ -50,7 +50,7 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	}
 	out := make([][][]int32, len(cands))
 	errs := make([]error, len(cands))
-	costs := make([]int64, len(cands))
+	costs := make([]cost, len(cands))
 	run := func(i int) {
 		out[i], errs[i] = cands[i](fmt.Sprintf(" (candidate %d/%d)", i+1, len(cands)))
 		if errs[i] == nil && out[i] != nil {
@@ -75,30 +75,36 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	if err := s.ctx.Err(); err != nil {
 		return nil, err
 	}
-	var best [][]int32
-	var bestCost int64
-	for i, c := range out {
+	for i := range out {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
-		if c == nil {
-			continue
-		}
-		if best == nil || costs[i] < bestCost {
-			best, bestCost = c, costs[i]
-		}
 	}
-	return best, nil
+	return out[bestCandidate(s.pr.entries, out, costs)], nil
 }
 
-// totalCost is the number of changed entries of a clustering. Clusters are
+// bestCandidate is the index of the non-nil candidate whose release, of
+// cost costs[i], has the highest Jaccard over entries input entries (ties:
+// the earlier one). The Jaccard is compared directly: this is the final
+// choice between complete releases, not a step of a search.
+func bestCandidate(entries int64, cands [][][]int32, costs []cost) int {
+	best := -1
+	for i, c := range cands {
+		if c != nil && (best < 0 || jaccardLess(entries, costs[best], costs[i])) {
+			best = i
+		}
+	}
+	return best
+}
+
+// totalCost is the suppressed and created entries of a clustering. Clusters are
 // costed in parallel: the last candidate's cost is computed alone at the
 // end of improve, with a core otherwise idle.
-func (s *state) totalCost(clusters [][]int32) int64 {
+func (s *state) totalCost(clusters [][]int32) cost {
 	w := par.Workers(s.p.Workers)
 	type scratch struct {
 		cnt, touched []int32
-		c            int64
+		c            cost
 	}
 	sc := make([]scratch, w)
 	par.For(w, len(clusters), 1024, func(worker, lo, hi int) {
@@ -106,15 +112,13 @@ func (s *state) totalCost(clusters [][]int32) int64 {
 		if x.cnt == nil {
 			x.cnt = make([]int32, s.pr.nf)
 		}
-		var c int64
 		for _, mem := range clusters[lo:hi] {
-			c += s.pr.costOf(mem, s.p.Mode, x.cnt, &x.touched)
+			x.c = x.c.add(s.pr.costOf(mem, s.p.Mode, x.cnt, &x.touched))
 		}
-		x.c += c
 	})
-	var c int64
+	var c cost
 	for i := range sc {
-		c += sc[i].c
+		c = c.add(sc[i].c)
 	}
 	return c
 }

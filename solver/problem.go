@@ -16,6 +16,7 @@ import (
 // weighted points and feature ids renumbered densely (order preserved).
 type problem struct {
 	n, np, nf int
+	entries   int64   // input entries (Σ of the users' degrees)
 	userPoint []int32 // canonical user -> point
 	puOff     []int32 // users of point p: puList[puOff[p]:puOff[p+1]]
 	puList    []int32
@@ -122,7 +123,7 @@ var hashRow = matrix.HashRow
 // newProblem prepares m, its rows in order (user u is row u).
 func newProblem(m *matrix.Matrix) *problem {
 	n := m.NumRows()
-	pr := &problem{n: n, userPoint: make([]int32, n)}
+	pr := &problem{n: n, userPoint: make([]int32, n), entries: int64(len(m.Features))}
 	var dense func(uint32) int
 	pr.orig, dense = denseFeatures(m.Features)
 	pr.nf = len(pr.orig)
@@ -309,20 +310,24 @@ func keep(h, s int32, mode matrix.Mode) bool {
 	return 2*h >= s
 }
 
-// featCost is the number of changed entries of a feature held by h of s.
-func featCost(h, s int32, mode matrix.Mode) int64 {
-	if mode == matrix.NonSmooth {
-		if h == s {
-			return 0
-		}
-		return int64(h)
+// cost is the suppressed and created entries of a release (created
+// entries exist only in smooth mode).
+type cost struct{ s, c int64 }
+
+func (a cost) add(b cost) cost   { return cost{a.s + b.s, a.c + b.c} }
+func (a cost) minus(b cost) cost { return cost{a.s - b.s, a.c - b.c} }
+
+// featCost is the cost of a feature held by h of s users.
+func featCost(h, s int32, mode matrix.Mode) cost {
+	if !keep(h, s, mode) {
+		return cost{s: int64(h)}
 	}
-	return int64(min(h, s-h))
+	return cost{c: int64(s - h)}
 }
 
-// costOf is the number of changed entries when members form one cluster.
-// cnt is zeroed scratch of length nf; it is left zeroed.
-func (pr *problem) costOf(members []int32, mode matrix.Mode, cnt []int32, touched *[]int32) int64 {
+// costOf is the cost of members forming one cluster. cnt is zeroed
+// scratch of length nf; it is left zeroed.
+func (pr *problem) costOf(members []int32, mode matrix.Mode, cnt []int32, touched *[]int32) cost {
 	for _, u := range members {
 		for _, f := range pr.urow(u) {
 			if cnt[f] == 0 {
@@ -332,9 +337,9 @@ func (pr *problem) costOf(members []int32, mode matrix.Mode, cnt []int32, touche
 		}
 	}
 	s := int32(len(members))
-	var c int64
+	var c cost
 	for _, f := range *touched {
-		c += featCost(cnt[f], s, mode)
+		c = c.add(featCost(cnt[f], s, mode))
 		cnt[f] = 0
 	}
 	*touched = (*touched)[:0]

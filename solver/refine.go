@@ -10,6 +10,10 @@ import (
 // maxRefinePasses bounds the local search.
 const maxRefinePasses = 12
 
+// maxDissolvePasses bounds the dissolve passes of a refine call (see
+// dissolvePass); on dblp and adult a fourth gains nothing measurable.
+const maxDissolvePasses = 3
+
 // refineMaxList bounds the work per user of the candidate search: features
 // that would stay in the centres of more than this many clusters are too
 // common to tell clusters apart and are skipped (this keeps refine linear
@@ -24,11 +28,15 @@ const refineCandidates = 6
 const notFound = -2
 
 // refine moves single users to the cluster whose (current) centre is among
-// the nearest to them when the move lowers the total cost and leaves the
-// source cluster with at least k users. Passes over all users in canonical
-// order repeat until no move helps.
+// the nearest to them when the move lowers s + λ·c at λ = the current
+// Jaccard (objective.go) and leaves the source cluster with at least k
+// users. Passes over all users in canonical order repeat until no move
+// helps; then a dissolve pass tries to empty whole clusters (which single
+// moves cannot do to a cluster of k), and the moves resume if one was
+// emptied.
 func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 	r := s.newRefiner(clusters)
+	dissolves := 0
 	for pass := 0; pass < maxRefinePasses; pass++ {
 		if err := s.ctx.Err(); err != nil {
 			return nil, err
@@ -40,10 +48,19 @@ func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Stop when a pass moved fewer than 0.1% of the users: later passes
-		// cost a full scan each for a negligible gain.
+		// Stop when a pass moved fewer than 0.1% of the users (later passes
+		// cost a full scan each for a negligible gain), unless a dissolve
+		// pass empties a cluster.
 		if moves == 0 || int64(moves)*1000 < int64(s.pr.n) {
-			break
+			if dissolves == maxDissolvePasses {
+				break
+			}
+			dissolves++
+			r.indexCentres()
+			r.findNearest()
+			if r.dissolvePass() == 0 {
+				break
+			}
 		}
 	}
 	s.progress("refine"+tag, maxRefinePasses, maxRefinePasses)
@@ -66,6 +83,11 @@ type refiner struct {
 	// this pass's index (top[0] == notFound: not searched yet).
 	cands []int32
 	tried []int32 // clusters tried for the current user
+	// total is the cost of the current clustering and lam its λ (see
+	// objective.go): every move lowers s + λ·c, and λ follows the
+	// current Jaccard after every move.
+	total cost
+	lam   weight
 }
 
 // newRefiner counts the features of every cluster, in parallel.
@@ -79,15 +101,27 @@ func (s *state) newRefiner(clusters [][]int32) *refiner {
 		cands: make([]int32, pr.np*refineCandidates),
 	}
 	r.cscr = make([]*centreScratch, r.w)
+	costs := make([]cost, nc)
 	par.For(r.w, nc, 256, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
-			r.st[c] = newCstat(pr, clusters[c])
+			st := newCstat(pr, clusters[c])
+			r.st[c] = st
 			for _, u := range clusters[c] {
 				r.cl[u] = int32(c)
 			}
+			st.h.each(func(_, h int32) { costs[c] = costs[c].add(featCost(h, st.s, r.mode)) })
 		}
 	})
+	for _, c := range costs {
+		r.total = r.total.add(c)
+	}
+	r.reweigh()
 	return r
+}
+
+// reweigh sets λ to the Jaccard of the current clustering.
+func (r *refiner) reweigh() {
+	r.lam = jaccardWeight(r.pr.entries, r.total)
 }
 
 // indexCentres indexes the features a member's move could keep: those in
@@ -165,11 +199,13 @@ func (r *refiner) movePass() (int, error) {
 			if top[0] == notFound {
 				r.scratch(0).nearest(row, r.cpost, r.clen, top)
 			}
-			best := r.bestMove(p, a, row, top)
+			best, d := r.bestMove(p, a, row, top, false)
 			if best < 0 {
 				continue
 			}
 			moves++
+			r.total = r.total.add(d)
+			r.reweigh()
 			r.st[a].remove(row)
 			r.st[best].add(row)
 			r.cl[u] = best
@@ -179,22 +215,23 @@ func (r *refiner) movePass() (int, error) {
 }
 
 // bestMove returns the cluster that a user of point p (row) in cluster a
-// lowers the total cost most by moving to, or -1 when no move lowers it;
-// ties go to the lower cluster. It tries the nearest centres top, the
-// clusters of the point's identical users and those of users of its
-// nearest points.
-func (r *refiner) bestMove(p, a int32, row, top []int32) int32 {
+// lowers s + λ·c most by moving to, and the move's change of cost, or -1
+// when no move lowers it; ties go to the lower cluster. It tries the
+// nearest centres top, the clusters of the point's identical users and
+// those of users of its nearest points.
+func (r *refiner) bestMove(p, a int32, row, top []int32, force bool) (int32, cost) {
 	pr := r.pr
 	out := r.st[a].deltaOut(row, r.mode)
-	best, bestD := int32(-1), int64(0)
+	best, bestV, bestD := int32(-1), int64(0), cost{}
 	r.tried = r.tried[:0]
 	consider := func(c int32) {
-		if c == a || slices.Contains(r.tried, c) {
+		if c == a || r.st[c].s == 0 || slices.Contains(r.tried, c) { // empty: dissolved
 			return
 		}
 		r.tried = append(r.tried, c)
-		if d := out + r.st[c].deltaIn(row, r.mode); d < bestD || (d == bestD && best >= 0 && c < best) {
-			best, bestD = c, d
+		d := out.add(r.st[c].deltaIn(row, r.mode))
+		if v := r.lam.of(d); (force && best < 0) || v < bestV || (v == bestV && best >= 0 && c < best) {
+			best, bestV, bestD = c, v, d
 		}
 	}
 	for _, c := range top {
@@ -214,7 +251,7 @@ func (r *refiner) bestMove(p, a int32, row, top []int32) int32 {
 			consider(r.cl[v])
 		}
 	}
-	return best
+	return best, bestD
 }
 
 // clusters returns the non-empty clusters, their members in canonical
@@ -231,4 +268,126 @@ func (r *refiner) clusters() [][]int32 {
 		}
 	}
 	return res
+}
+
+// dissolvePass tries to empty every cluster in turn: its members leave one
+// at a time, each to the cluster bestMove finds (even one that raises the
+// cost), and the cluster stays dissolved when s + λ·c is lower in total,
+// else every move is undone. It returns the number of clusters dissolved.
+func (r *refiner) dissolvePass() int {
+	pr := r.pr
+	mem := make([][]int32, len(r.st))
+	for u, c := range r.cl {
+		mem[c] = append(mem[c], int32(u))
+	}
+	type move struct{ u, to int32 }
+	var done []move
+	n := 0
+	for a := range mem {
+		if r.st[a].s == 0 {
+			continue
+		}
+		if !r.mayDissolve(int32(a), mem[a]) {
+			continue
+		}
+		done = done[:0]
+		var total cost
+		for _, u := range mem[a] {
+			p := pr.userPoint[u]
+			row := pr.row(p)
+			top := r.candidates(p)
+			if top[0] == notFound {
+				r.scratch(0).nearest(row, r.cpost, r.clen, top)
+			}
+			best, d := r.bestMove(p, int32(a), row, top, true)
+			if best < 0 {
+				break
+			}
+			total = total.add(d)
+			r.st[a].remove(row)
+			r.st[best].add(row)
+			r.cl[u] = best
+			done = append(done, move{u, best})
+		}
+		if len(done) == len(mem[a]) && r.lam.of(total) < 0 {
+			n++
+			for _, m := range done {
+				mem[m.to] = append(mem[m.to], m.u)
+			}
+			mem[a] = nil
+			r.total = r.total.add(total)
+			r.reweigh()
+			continue
+		}
+		for i := len(done) - 1; i >= 0; i-- {
+			row := pr.urow(done[i].u)
+			r.st[done[i].to].remove(row)
+			r.st[a].add(row)
+			r.cl[done[i].u] = int32(a)
+		}
+	}
+	return n
+}
+
+// mayDissolve screens cluster a (members mem) for dissolvePass without
+// moving anyone: the cost of a, taken away, against each member's best
+// deltaIn into another cluster as the clusters stand. Members that join
+// the same cluster change each other's deltas, so this is an estimate;
+// only clusters it finds worth dissolving are tried.
+func (r *refiner) mayDissolve(a int32, mem []int32) bool {
+	pr := r.pr
+	st := &r.st[a]
+	var d cost
+	st.h.each(func(_, h int32) { d = d.minus(featCost(h, st.s, r.mode)) })
+	for _, u := range mem {
+		p := pr.userPoint[u]
+		row := pr.row(p)
+		top := r.candidates(p)
+		if top[0] == notFound {
+			r.scratch(0).nearest(row, r.cpost, r.clen, top)
+		}
+		c, in := r.bestIn(p, a, row, top)
+		if c < 0 {
+			return false
+		}
+		d = d.add(in)
+	}
+	return r.lam.of(d) < 0
+}
+
+// bestIn is bestMove's search without the source's delta: the cluster
+// other than a that a user of point p (row) joins at the least s + λ·c,
+// and the change, or -1.
+func (r *refiner) bestIn(p, a int32, row, top []int32) (int32, cost) {
+	pr := r.pr
+	best, bestV, bestD := int32(-1), int64(0), cost{}
+	r.tried = r.tried[:0]
+	consider := func(c int32) {
+		if c == a || r.st[c].s == 0 || slices.Contains(r.tried, c) {
+			return
+		}
+		r.tried = append(r.tried, c)
+		d := r.st[c].deltaIn(row, r.mode)
+		if v := r.lam.of(d); best < 0 || v < bestV || (v == bestV && c < best) {
+			best, bestV, bestD = c, v, d
+		}
+	}
+	for _, c := range top {
+		if c < 0 {
+			break
+		}
+		consider(c)
+	}
+	for _, v := range pr.users(p)[:min(len(pr.users(p)), 8)] {
+		consider(r.cl[v])
+	}
+	for _, q := range pr.neighbours(p) {
+		if q < 0 {
+			break
+		}
+		for _, v := range pr.users(q)[:min(len(pr.users(q)), 4)] {
+			consider(r.cl[v])
+		}
+	}
+	return best, bestD
 }

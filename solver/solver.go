@@ -12,8 +12,12 @@
 // users are partitioned into groups of k..2k−1 mutually close users, kept
 // only where this lowers the cluster's cost) and refine (local moves of users
 // to the cluster whose centre is nearest, when the move lowers the cost and
-// leaves the source cluster with at least k users). Costs are always the
-// number of changed entries under the chosen mode.
+// leaves the source cluster with at least k users; clusters are also
+// dissolved whole into others). The decisions maximise the release's
+// Jaccard similarity: moves and cuts minimise s + λ·c (suppressed plus λ
+// times created entries) at λ = the current Jaccard, Dinkelbach's method
+// for the ratio (see objective.go), and the best candidate is chosen by
+// its Jaccard. The release rule stays the mode's.
 //
 // Solve is deterministic: the result depends only on the set of input rows
 // and the Params (not on the input row order nor on Params.Workers).

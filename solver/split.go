@@ -17,6 +17,9 @@ import (
 func (s *state) split(clusters [][]int32, tag string) [][]int32 {
 	pr, k := s.pr, s.p.K
 	w := par.Workers(s.p.Workers)
+	// A cut is kept where it lowers s + λ·c at λ = the input's Jaccard
+	// (objective.go).
+	lam := jaccardWeight(pr.entries, s.totalCost(clusters))
 	type scratch struct {
 		sp      *splitter
 		cnt     []int32
@@ -41,18 +44,18 @@ func (s *state) split(clusters [][]int32, tag string) [][]int32 {
 			if len(c) < 2*k {
 				continue
 			}
-			best := pr.costOf(c, s.p.Mode, sc.cnt, &sc.touched)
+			best := lam.of(pr.costOf(c, s.p.Mode, sc.cnt, &sc.touched))
 			commons := []bool{false}
 			if s.p.Mode == matrix.NonSmooth {
 				commons = append(commons, true)
 			}
 			for _, groups := range sc.sp.partitions(c, k, s.p.Mode, commons...) {
-				var after int64
+				var after cost
 				for _, g := range groups {
-					after += pr.costOf(g, s.p.Mode, sc.cnt, &sc.touched)
+					after = after.add(pr.costOf(g, s.p.Mode, sc.cnt, &sc.touched))
 				}
-				if after < best {
-					best, parts[i] = after, groups
+				if v := lam.of(after); v < best {
+					best, parts[i] = v, groups
 				}
 			}
 		}

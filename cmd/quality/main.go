@@ -9,7 +9,10 @@
 // input entries), the number of clusters and the time the method took
 // (verification excluded). Every k-anonymous release is checked with
 // verify.Check (randomized response, which claims no k, with
-// verify.Measure); an invalid one aborts the run.
+// verify.Measure); an invalid one aborts the run. For the SBM it also
+// tables, per seed, the improved smooth Jaccard beside the block oracle's:
+// the generator's true blocks as clusters, released under the majority
+// rule.
 //
 // Usage (from the repository root; make quality):
 //

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/smoothanon/smoothanon/matrix"
 )
 
 // TestWritesDocument runs the program on the generated SBM only (one seed)
@@ -27,6 +31,7 @@ func TestWritesDocument(t *testing.T) {
 		"| data set | smooth | non-smooth | Mondrian |",
 		"| sbm | ", " / 16.4% / 2.2% |",
 		"| sbm | 1024 | ", "| improved | smooth | ", "| mondrian | nonsmooth | ", "| rr_node ε=10 | ε-DP | ",
+		"## SBM against the block oracle (k = 8)", "| seed | improved smooth | block oracle | difference (points) |", "| 1 | ",
 	} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("document lacks %q:\n%s", want, doc)
@@ -55,5 +60,25 @@ func TestBadUsage(t *testing.T) {
 		if code := runMain(c.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr.String(), c.want)
 		}
+	}
+}
+
+// TestBlockOracle: blocks of consecutive rows released by the majority
+// rule. Block 1 (rows 0, 1) keeps 1 and 2 (2 created for row 0), block 2
+// (rows 2, 3) keeps 3 and 4: E = 7, s = 0, c = 1.
+func TestBlockOracle(t *testing.T) {
+	m := matrix.New(4, 0)
+	for i, r := range [][]uint32{{1}, {1, 2}, {3, 4}, {3, 4}} {
+		m.Append(fmt.Sprint("u", i), r)
+	}
+	got, err := blockOracle(m, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 7.0 / 8; math.Abs(got-want) > 1e-12 {
+		t.Errorf("block oracle Jaccard %v, want %v", got, want)
+	}
+	if _, err := blockOracle(m, 3, 2); err == nil {
+		t.Error("blocks of 3 over 4 rows: no error")
 	}
 }

@@ -9,9 +9,11 @@ import (
 	"slices"
 
 	"github.com/smoothanon/smoothanon/baseline"
+	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/internal/experiment"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/verify"
 )
 
 // params configure a measurement.
@@ -43,6 +45,16 @@ type set struct {
 	rows, entries int
 	skipped       string
 	results       []result
+	// oracle is, for the SBM, per seed: the improved solver's smooth
+	// Jaccard and the block oracle's (see blockOracle).
+	oracle []oracleRow
+}
+
+// oracleRow is one SBM seed: the improved smooth solve against the
+// generator's blocks.
+type oracleRow struct {
+	seed           int64
+	solver, oracle float64
 }
 
 // result is one row of the full table.
@@ -100,6 +112,13 @@ func measureSet(src experiment.Source, name string, p params, stderr io.Writer) 
 			}
 			if err != nil {
 				return s, fmt.Errorf("%s %s %s seed %d: %w", name, j.variant, j.mode, seed, err)
+			}
+			if name == experiment.SBM && j.variant == solver.Improved.String() && j.mode == matrix.Smooth.String() {
+				or, err := blockOracle(m, gen.PaperSBM(seed).S, p.k)
+				if err != nil {
+					return s, fmt.Errorf("sbm block oracle seed %d: %w", seed, err)
+				}
+				s.oracle = append(s.oracle, oracleRow{seed, o.Report.Jaccard, or})
 			}
 			r.jac.Add(o.Report.Jaccard)
 			r.sup.Add(o.Report.SuppressedFraction)
@@ -167,6 +186,45 @@ func jobs(name string, k int) []job {
 			}})
 	}
 	return js
+}
+
+// blockOracle is the Jaccard of the SBM's block clustering: the clusters
+// are the generator's true blocks (rows i·size .. (i+1)·size − 1, as
+// gen.SBM draws them), each released under the majority rule, as smooth
+// mode releases a cluster. The release is checked with verify.Check.
+func blockOracle(m *matrix.Matrix, size, k int) (float64, error) {
+	n := m.NumRows()
+	if size < k || n%size != 0 {
+		return 0, fmt.Errorf("%d rows do not form blocks of %d ≥ k = %d", n, size, k)
+	}
+	rel := matrix.New(n, int(m.NumEntries()))
+	cnt := map[uint32]int{}
+	for lo := 0; lo < n; lo += size {
+		clear(cnt)
+		for i := lo; i < lo+size; i++ {
+			for _, f := range m.Row(i) {
+				cnt[f]++
+			}
+		}
+		var centre []uint32
+		for f, h := range cnt {
+			if 2*h >= size {
+				centre = append(centre, f)
+			}
+		}
+		slices.Sort(centre)
+		for i := lo; i < lo+size; i++ {
+			rel.Append(m.Users[i], centre)
+		}
+	}
+	rep, err := verify.Check(m, rel, verify.Params{K: k, Mode: matrix.Smooth})
+	if err != nil {
+		return 0, err
+	}
+	if !rep.Valid {
+		return 0, fmt.Errorf("block oracle release invalid: %v", rep.Problems)
+	}
+	return rep.Jaccard, nil
 }
 
 // count prints a number of clusters, "—" for none (negative).
