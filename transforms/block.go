@@ -14,7 +14,8 @@ import (
 )
 
 // Rows cross every stage of the pipeline in blocks: a matrix.Matrix of up
-// to MaxBlockRows rows is one element, encoded as one buffer. A runner's
+// to MaxBlockRows rows and MaxBlockEntries entries is one element, encoded
+// as one buffer. A runner's
 // costs per element (bundling, encoding, watermarks, garbage) are then paid
 // per block, not per row; the transforms' logic stays per row inside a
 // block.
@@ -24,9 +25,20 @@ import (
 //   - KeyedBlock: rows with their chunking sort keys (Signature, Chunk);
 //   - OutBlock: rows with their input and released features (Solve).
 
-// MaxBlockRows is the most rows of one element. Read cuts row groups into
-// blocks of at most this size and Solve its chunks' releases.
-const MaxBlockRows = 1 << 16
+// MaxBlockRows and MaxBlockEntries bound a block (a row with more entries
+// is a block of its own): Read cuts row groups into blocks, and Solve its
+// chunks' releases. An element must fit a runner's buffers: Flink's batch
+// sort buffers refuse a record above a few MB (3.4 MB on the standalone
+// cluster of deploy/flink, whose 65,536-row blocks of user lists failed
+// there), and a block of 131,072 entries encodes to well under 1 MB. Per
+// element costs are negligible at 8,192 rows already.
+const (
+	MaxBlockRows    = 1 << 13
+	MaxBlockEntries = 1 << 17
+)
+
+// full reports whether a block of rows rows and entries entries is full.
+func full(rows, entries int) bool { return rows >= MaxBlockRows || entries >= MaxBlockEntries }
 
 // KeyedBlock is a block of rows with, per row, the leading sort key chosen
 // by SignatureParams.Key (0 for KeyMinHash) and a second key (the lead key

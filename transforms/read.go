@@ -22,8 +22,8 @@ func init() {
 }
 
 // Read turns a PCollection<string> of Parquet file paths into a
-// PCollection<matrix.Matrix> of blocks of rows: one per row group, cut
-// into blocks of at most MaxBlockRows rows. Work is split per (file, row
+// PCollection<matrix.Matrix> of blocks of rows: each row group cut into
+// blocks of at most MaxBlockRows rows and MaxBlockEntries entries. Work is split per (file, row
 // group): each file's footer is read to list its row groups, the groups
 // are reshuffled across workers, and each is streamed with
 // matrix.File.ReadRowGroup, so no file is ever held in memory whole.
@@ -61,7 +61,7 @@ func (fn *readRowGroupFn) ProcessElement(ctx context.Context, g RowGroup, emit f
 		b.Users = append(b.Users, user)
 		b.Features = append(b.Features, features...)
 		b.Offsets = append(b.Offsets, int64(len(b.Features)))
-		if b.NumRows() == MaxBlockRows {
+		if full(b.NumRows(), len(b.Features)) {
 			rowsRead.Inc(ctx, int64(b.NumRows()))
 			emit(b)
 			b = emptyMatrix()

@@ -79,7 +79,7 @@ func decChunkStat(p []byte) (ChunkStat, error) {
 
 // Solve runs solver.Solve on every chunk of a PCollection<KV<int64,
 // KeyedBlock>> (from Chunk). It returns the released rows,
-// PCollection<OutBlock> (blocks of at most MaxBlockRows rows), and one
+// PCollection<OutBlock> (blocks bounded as Read's), and one
 // ChunkStat per chunk. Rows of a chunk are sorted by their sort key before
 // solving, so the result does not depend on the order the shuffle
 // delivered them in.
@@ -160,8 +160,9 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*K
 			return fmt.Errorf("chunk %d: solver row %d is user %q, want %q", chunk, i, rel.Users[i], m.Users[i])
 		}
 	}
-	for lo := 0; lo < rows; lo += MaxBlockRows {
-		hi := min(rows, lo+MaxBlockRows)
+	for lo, hi := 0, 0; lo < rows; lo = hi {
+		for hi = lo + 1; hi < rows && !full(hi-lo, int(m.Offsets[hi]-m.Offsets[lo]+rel.Offsets[hi]-rel.Offsets[lo])); hi++ {
+		}
 		emit(OutBlock{In: slice(m, lo, hi), Out: slice(rel, lo, hi)})
 	}
 	st := ChunkStat{Chunk: chunk, Rows: int64(rows), Seconds: secs}

@@ -75,8 +75,14 @@ for _ in $(seq 120); do (echo >"/dev/tcp/127.0.0.1/$job_port") 2>/dev/null && br
 			name=${pidname[${p#/proc/}]:-}
 			case $cmd in *--worker=true*) name=worker ;; esac
 			[ -n "$name" ] || continue
-			hwm=$(awk '/^VmHWM:/{print $2}' "$p/status" 2>/dev/null || echo 0)
-			[ "$name" = worker ] && { sum=$((sum + $(awk '/^VmRSS:/{print $2}' "$p/status" 2>/dev/null || echo 0))); name="worker-max"; }
+			# A zombie's status has no VmHWM/VmRSS lines: count it as 0.
+			hwm=$(awk '/^VmHWM:/{print $2}' "$p/status" 2>/dev/null)
+			hwm=${hwm:-0}
+			if [ "$name" = worker ]; then
+				rss=$(awk '/^VmRSS:/{print $2}' "$p/status" 2>/dev/null)
+				sum=$((sum + ${rss:-0}))
+				name=worker-max
+			fi
 			((hwm > ${peak[$name]:-0})) && peak[$name]=$hwm
 		done
 		((sum > sumpeak)) && sumpeak=$sum
