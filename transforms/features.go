@@ -19,9 +19,15 @@ import (
 // blocks come back to every worker as a side input, read into a table.
 const blockBits = 12
 
-// denseFeatures bounds the feature ids kept in arrays indexed by id (per
-// bundle and per table); larger ids go to a map.
-const denseFeatures = 1 << 22
+// denseFeatures bounds the feature ids a bundle sums in arrays indexed by
+// id (16 bytes per id; a process may sum many bundles at once), and
+// denseTable those of a side-input table (5 bytes per id for the spectral
+// key, one table per process at a time); larger ids go to a map (about 40
+// bytes per id).
+const (
+	denseFeatures = 1 << 22
+	denseTable    = 1 << 26
+)
 
 // featBlock holds the exact sums and counts of some values of some features
 // of one block, sorted by feature id.
@@ -259,7 +265,7 @@ type table[V any] struct {
 }
 
 func (t *table[V]) set(f uint32, v V) {
-	if f >= denseFeatures {
+	if f >= denseTable {
 		if t.sparse == nil {
 			t.sparse = map[uint32]V{}
 		}
