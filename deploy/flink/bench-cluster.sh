@@ -26,7 +26,10 @@ bin=$work/smoothanon
 input=$work/userlists-$rows.parquet
 # The same input as bench-local.sh makes.
 [ -f "$input" ] || "$bin" gen --model userlists --rows "$rows" --columns 1000000 --mean_degree 10 --zipf 1.1 --seed 1 --output "$input"
-flags=(--input "$input" --k 8 --mode smooth --chunk_size 100000 --seed 1)
+# One pseudonym key for every run, so the releases can be compared.
+key=$work/pseudonym.key
+[ -s "$key" ] || od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$key"
+flags=(--input "$input" --k 8 --mode smooth --chunk_size 100000 --seed 1 --pseudonym_key_file "$key")
 
 report() { # NAME WALL_S EXTRA
 	python3 - "$@" <<'PY'
@@ -105,5 +108,5 @@ trap - EXIT
 kill -TERM -- -$js 2>/dev/null || true
 bash "$here/cluster.sh" stop "$run"
 
-[ "${SKIP_LOCAL:-}" = 1 ] || WORK=$work/local PARALLELISM=4 bash "$here/bench-local.sh" "$rows"
+[ "${SKIP_LOCAL:-}" = 1 ] || WORK=$work/local PARALLELISM=4 bash "$here/bench-local.sh" "$rows" --pseudonym_key_file "$key"
 echo "(figures taken on a shared 2-core machine; other jobs ran at the same time)"

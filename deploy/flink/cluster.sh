@@ -11,7 +11,7 @@
 #
 # Environment: FLINK_VERSION (1.19.0: the Flink line of Beam's Flink 1.19 job
 # server that fetch-jobserver.sh resolves), REST_PORT (8081), RPC_PORT (6123),
-# TASKMANAGERS (2), SLOTS per TaskManager (2), TM_MEMORY (2560m), JM_MEMORY
+# TASKMANAGERS (2), SLOTS per TaskManager (2), TM_MEMORY (3072m), TM_MANAGED (768m), JM_MEMORY
 # (1024m), RESTART_ATTEMPTS (10), MAVEN_REPO_LOCAL (~/.m2/repository).
 set -euo pipefail
 
@@ -88,8 +88,12 @@ taskmanager.bind-host: 127.0.0.1
 taskmanager.host: 127.0.0.1
 taskmanager.numberOfTaskSlots: $slots
 parallelism.default: $((taskmanagers * slots))
-taskmanager.memory.process.size: ${TM_MEMORY:-2560m}
-taskmanager.memory.managed.size: 256m
+taskmanager.memory.process.size: ${TM_MEMORY:-3072m}
+# Managed memory holds the batch sort buffers, and a sort buffer refuses a
+# record above a fraction of it (3.4 MB at 256m with 2 slots): Beam groups a
+# key's values per partition into one record, so one partition's share of
+# an output shard (~17 B/row) or of a chunk (~43 B/row) must fit.
+taskmanager.memory.managed.size: ${TM_MANAGED:-768m}
 # Two slots' blocking exchanges need more network buffers than the default.
 taskmanager.memory.network.min: 512mb
 taskmanager.memory.network.max: 512mb
