@@ -220,19 +220,29 @@ func (r *refiner) movePass() (int, error) {
 // nearest centres top, the clusters of the point's identical users and
 // those of users of its nearest points.
 func (r *refiner) bestMove(p, a int32, row, top []int32, force bool) (int32, cost) {
-	pr := r.pr
 	out := r.st[a].deltaOut(row, r.mode)
 	best, bestV, bestD := int32(-1), int64(0), cost{}
+	r.eachTarget(p, a, top, func(c int32) {
+		d := out.add(r.st[c].deltaIn(row, r.mode))
+		if v := r.lam.of(d); (force && best < 0) || v < bestV || (v == bestV && best >= 0 && c < best) {
+			best, bestV, bestD = c, v, d
+		}
+	})
+	return best, bestD
+}
+
+// eachTarget calls try once for every non-empty cluster other than a that
+// a user of point p may move to: the nearest centres top, the clusters of
+// the point's identical users and those of users of its nearest points.
+func (r *refiner) eachTarget(p, a int32, top []int32, try func(c int32)) {
+	pr := r.pr
 	r.tried = r.tried[:0]
 	consider := func(c int32) {
 		if c == a || r.st[c].s == 0 || slices.Contains(r.tried, c) { // empty: dissolved
 			return
 		}
 		r.tried = append(r.tried, c)
-		d := out.add(r.st[c].deltaIn(row, r.mode))
-		if v := r.lam.of(d); (force && best < 0) || v < bestV || (v == bestV && best >= 0 && c < best) {
-			best, bestV, bestD = c, v, d
-		}
+		try(c)
 	}
 	for _, c := range top {
 		if c < 0 {
@@ -251,7 +261,6 @@ func (r *refiner) bestMove(p, a int32, row, top []int32, force bool) (int32, cos
 			consider(r.cl[v])
 		}
 	}
-	return best, bestD
 }
 
 // clusters returns the non-empty clusters, their members in canonical
@@ -359,35 +368,12 @@ func (r *refiner) mayDissolve(a int32, mem []int32) bool {
 // other than a that a user of point p (row) joins at the least s + λ·c,
 // and the change, or -1.
 func (r *refiner) bestIn(p, a int32, row, top []int32) (int32, cost) {
-	pr := r.pr
 	best, bestV, bestD := int32(-1), int64(0), cost{}
-	r.tried = r.tried[:0]
-	consider := func(c int32) {
-		if c == a || r.st[c].s == 0 || slices.Contains(r.tried, c) {
-			return
-		}
-		r.tried = append(r.tried, c)
+	r.eachTarget(p, a, top, func(c int32) {
 		d := r.st[c].deltaIn(row, r.mode)
 		if v := r.lam.of(d); best < 0 || v < bestV || (v == bestV && c < best) {
 			best, bestV, bestD = c, v, d
 		}
-	}
-	for _, c := range top {
-		if c < 0 {
-			break
-		}
-		consider(c)
-	}
-	for _, v := range pr.users(p)[:min(len(pr.users(p)), 8)] {
-		consider(r.cl[v])
-	}
-	for _, q := range pr.neighbours(p) {
-		if q < 0 {
-			break
-		}
-		for _, v := range pr.users(q)[:min(len(pr.users(q)), 4)] {
-			consider(r.cl[v])
-		}
-	}
+	})
 	return best, bestD
 }
