@@ -8,7 +8,7 @@
 # ROWS defaults to 10,000,000. Environment:
 #   WORK      work directory (default /tmp/smoothanon-flink-bench); the input
 #             is generated once per ROWS and kept there
-#   JVM_HEAP  job server heap (default 3g)
+#   JVM_HEAP  job server heap (default 2g)
 #   PORT      job server port (default 8099)
 #   PARALLELISM  Flink task slots and default parallelism (default 16). The
 #             Flink batch runner sends each partition of a stage to the SDK as
@@ -28,7 +28,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=${WORK:-/tmp/smoothanon-flink-bench}
 port=${PORT:-8099}
-heap=${JVM_HEAP:-3g}
+heap=${JVM_HEAP:-2g}
 rm -rf "$work/flink-tmp" "$work/peaks" # spill files and peaks of an earlier run
 mkdir -p "$work/conf" "$work/flink-tmp"
 work=$(cd "$work" && pwd)
