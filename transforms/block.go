@@ -27,11 +27,13 @@ import (
 
 // MaxBlockRows and MaxBlockEntries bound a block (a row with more entries
 // is a block of its own): Read cuts row groups into blocks, and Solve its
-// chunks' releases. An element must fit a runner's buffers: Flink's batch
-// sort buffers refuse a record above a few MB (3.4 MB on the standalone
-// cluster of deploy/flink, whose 65,536-row blocks of user lists failed
-// there), and a block of 131,072 entries encodes to well under 1 MB. Per
-// element costs are negligible at 8,192 rows already.
+// chunks' releases. An element should sit well inside a runner's buffers
+// (Flink's batch sort buffers refuse records above a few MB, see
+// docs/flink-cluster.md; the Flink runner's inbound queue holds messages of
+// up to 4 MB): a block of 131,072 entries encodes to well under 1 MB. Per
+// element costs are negligible at 8,192 rows already, and the 1e7-row
+// embedded-Flink run used less memory with these blocks than with 65,536-row
+// ones.
 const (
 	MaxBlockRows    = 1 << 13
 	MaxBlockEntries = 1 << 17
