@@ -162,22 +162,28 @@ func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter fu
 }
 
 // gatherShard collects a shard's pieces into one matrix sorted by user id
-// (rows of one id in arrival order).
+// (rows of one id in arrival order), copying each row once.
 func gatherShard(iter func(*matrix.Matrix) bool) *matrix.Matrix {
-	all := emptyMatrix()
+	type ref struct{ piece, row int32 }
+	var pieces []matrix.Matrix
+	var refs []ref
 	var b matrix.Matrix
+	entries := 0
 	for iter(&b) {
 		for i := range b.Users {
-			appendRow(&all, &b, i)
+			refs = append(refs, ref{int32(len(pieces)), int32(i)})
 		}
+		entries += len(b.Features)
+		pieces = append(pieces, b)
 		b = matrix.Matrix{}
 	}
-	order := make([]int, all.NumRows())
-	for i := range order {
-		order[i] = i
+	user := func(r ref) string { return pieces[r.piece].Users[r.row] }
+	slices.SortStableFunc(refs, func(x, y ref) int { return strings.Compare(user(x), user(y)) })
+	out := matrix.New(len(refs), entries)
+	for _, r := range refs {
+		appendRow(out, &pieces[r.piece], int(r.row))
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(all.Users[a], all.Users[b]) })
-	return all.Permute(order)
+	return out
 }
 
 // writeEmptyShards creates the shards of dir that received no rows, so
