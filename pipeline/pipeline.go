@@ -190,7 +190,7 @@ func build(p Params, files []string, staging string, h hooks) *beam.Pipeline {
 	}
 	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, Key: p.Key, Iterations: p.SpectralIterations})
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K),
-		Sharpen: p.Key == transforms.KeySpectral})
+		Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
 	out, chunkStats := transforms.Solve(s, chunks, transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed,
 		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Search: p.Search, Workers: p.Workers})
 	if h.tamper != nil {

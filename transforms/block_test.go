@@ -2,10 +2,12 @@ package transforms
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sort"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -129,7 +131,7 @@ func TestCutterMatchesBytes(t *testing.T) {
 		rows = append(rows, k)
 		keys = append(keys, k.bytes())
 	}
-	c := newCutter(computeBounds(slices.Clone(keys[:300]), 17))
+	c := newCutter(computeBounds(slices.Clone(keys[:300]), 17, false))
 	for i := range rows {
 		k := rows[i]
 		k.signed = false
@@ -157,15 +159,87 @@ func TestComputeBounds(t *testing.T) {
 	for i := 99; i >= 0; i-- {
 		keys = append(keys, []byte{byte(i)})
 	}
-	b := computeBounds(keys, 4)
+	b := computeBounds(keys, 4, false)
 	want := [][]byte{{25}, {50}, {75}}
 	if !reflect.DeepEqual(b.Keys, want) {
 		t.Fatalf("bounds %v, want %v", b.Keys, want)
 	}
-	if got := computeBounds([][]byte{{1}, {1}, {1}, {1}}, 4); len(got.Keys) != 1 {
+	if got := computeBounds([][]byte{{1}, {1}, {1}, {1}}, 4, false); len(got.Keys) != 1 {
 		t.Errorf("repeated sample keys gave bounds %v, want one", got.Keys)
 	}
-	if got := computeBounds(nil, 3); len(got.Keys) != 0 {
+	if got := computeBounds(nil, 3, false); len(got.Keys) != 0 {
 		t.Errorf("empty sample gave bounds %v", got.Keys)
 	}
+}
+
+// leadKeys returns one sort key per leading value, in order: the value,
+// then the index (keys are distinct, as user ids make them).
+func leadKeys(leads []uint64) [][]byte {
+	keys := make([][]byte, len(leads))
+	for i, l := range leads {
+		keys[i] = binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint64(nil, l), uint32(i))
+	}
+	return keys
+}
+
+// TestComputeBoundsAtGaps: with gaps, a boundary moves to the widest jump
+// of the leading key within half a chunk of its quantile, stays at the
+// quantile where the keys are evenly spaced or equal (minhash leads), and
+// every chunk but the last holds between half and one and a half chunks
+// of samples.
+func TestComputeBoundsAtGaps(t *testing.T) {
+	even := make([]uint64, 100)
+	for i := range even {
+		even[i] = uint64(i)
+	}
+	jump := slices.Clone(even) // a jump of 50 before index 61
+	for i := 61; i < 100; i++ {
+		jump[i] += 50
+	}
+	far := slices.Clone(even) // a jump before index 80: beyond half a chunk of 50
+	for i := 80; i < 100; i++ {
+		far[i] += 50
+	}
+	for _, c := range []struct {
+		name   string
+		leads  []uint64
+		chunks int64
+		want   []uint64 // leads of the bounds
+	}{
+		{"even", even, 4, []uint64{25, 50, 75}},
+		{"equal", make([]uint64, 100), 4, []uint64{0, 0, 0}},
+		{"jump", jump, 2, []uint64{111}},
+		{"jump beyond the window", far, 2, []uint64{50}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := computeBounds(leadKeys(c.leads), c.chunks, true)
+			var got []uint64
+			for _, k := range b.Keys {
+				got = append(got, binary.BigEndian.Uint64(k))
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("bound leads %v, want %v", got, c.want)
+			}
+		})
+	}
+	t.Run("chunk sizes", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 2))
+		for trial := 0; trial < 200; trial++ {
+			n, chunks := 200+r.IntN(800), int64(2+r.IntN(9))
+			leads := make([]uint64, n)
+			for i := 1; i < n; i++ {
+				leads[i] = leads[i-1] + uint64(r.IntN(3)*r.IntN(3)*r.IntN(50)) // many ties, a few jumps
+			}
+			keys := leadKeys(leads)
+			b := computeBounds(keys, chunks, true)
+			per, prev := int64(n)/chunks, int64(0)
+			for _, k := range b.Keys {
+				at := int64(sort.Search(n, func(i int) bool { return bytes.Compare(keys[i], k) >= 0 }))
+				if size := at - prev; size < per/2 || size > per*3/2 {
+					t.Fatalf("n=%d chunks=%d: a chunk of %d samples, want %d..%d", n, chunks, size, per/2, per*3/2)
+				}
+				prev = at
+			}
+		}
+	})
 }
