@@ -22,7 +22,8 @@ import (
 //
 // The clusters as they are, refined without split, were a candidate too
 // until the dissolve pass: since then they never won on adult, SBM, dblp
-// (10 seeds, both modes) or generated user lists, at a fifth of the CPU.
+// (10 seeds, both modes) or generated user lists, and cost about a
+// quarter of the solve's CPU.
 //
 // Candidates are computed concurrently unless Workers is 1; none modifies
 // the clusters.
