@@ -253,15 +253,15 @@ func widestGap(keys [][]byte, at, prev, per int64) int64 {
 	return best
 }
 
-// leadGap is lead(keys[j]) − lead(keys[j−1]) for sorted keys (the
-// leading key is a key's first 8 bytes, zero-padded).
-func leadGap(keys [][]byte, j int64) uint64 {
-	lead := func(k []byte) uint64 {
-		var p [8]byte
-		copy(p[:], k)
-		return binary.BigEndian.Uint64(p[:])
-	}
-	return lead(keys[j]) - lead(keys[j-1])
+// leadGap is the lead key of keys[j] less that of keys[j−1], for sorted
+// keys.
+func leadGap(keys [][]byte, j int64) uint64 { return keyPrefix(keys[j])[0] - keyPrefix(keys[j-1])[0] }
+
+// keyPrefix is the (lead, tie) prefix of a sort key's bytes, zero-padded.
+func keyPrefix(k []byte) [2]uint64 {
+	var p [16]byte
+	copy(p[:], k)
+	return [2]uint64{binary.BigEndian.Uint64(p[:8]), binary.BigEndian.Uint64(p[8:])}
 }
 
 func absDiff(a, b int64) int64 { return max(a-b, b-a) }
@@ -278,9 +278,7 @@ type cutter struct {
 func newCutter(b Bounds) *cutter {
 	c := &cutter{keys: b.Keys, pre: make([][2]uint64, len(b.Keys))}
 	for i, k := range b.Keys {
-		var p [16]byte
-		copy(p[:], k)
-		c.pre[i] = [2]uint64{binary.BigEndian.Uint64(p[:8]), binary.BigEndian.Uint64(p[8:])}
+		c.pre[i] = keyPrefix(k)
 	}
 	return c
 }
