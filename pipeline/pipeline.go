@@ -175,6 +175,9 @@ func Build(p Params, files []string, staging string) *beam.Pipeline {
 // Verify/Write; afterWrite sees Write's Stats before they reach Publish.
 type hooks struct {
 	tamper, afterWrite func(s beam.Scope, col beam.PCollection) beam.PCollection
+	// runRows, when set, is WriteParams.RunRows: tests make shards of
+	// several runs with it.
+	runRows int64
 }
 
 func build(p Params, files []string, staging string, h hooks) *beam.Pipeline {
@@ -197,7 +200,8 @@ func build(p Params, files []string, staging string, h hooks) *beam.Pipeline {
 		out = h.tamper(s, out)
 	}
 	verified := transforms.Verify(s, out, transforms.VerifyParams{K: p.K, Mode: p.Mode})
-	written := transforms.Write(s, out, transforms.WriteParams{Dir: transforms.StagingRelease(staging), Shards: p.Shards, Metadata: md})
+	written := transforms.Write(s, out, transforms.WriteParams{Dir: transforms.StagingRelease(staging), Shards: p.Shards, Metadata: md,
+		RunRows: h.runRows})
 	if h.afterWrite != nil {
 		written = h.afterWrite(s, written)
 	}

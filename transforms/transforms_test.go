@@ -1,9 +1,7 @@
 package transforms
 
 import (
-	"context"
 	"math"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -205,52 +203,6 @@ func TestMergeStatsOrderFree(t *testing.T) {
 	}
 	if len(many.Problems) != MaxProblems || many.MoreProblems != 5 {
 		t.Errorf("%d problems kept, %d more", len(many.Problems), many.MoreProblems)
-	}
-}
-
-// TestWriteShardRetry runs the same shard twice (a retried bundle): the
-// file is rewritten whole, with neither duplicated nor lost rows.
-func TestWriteShardRetry(t *testing.T) {
-	dir := t.TempDir()
-	pieces := []matrix.Matrix{blockOf(testRow{"c", []uint32{3}}), blockOf(testRow{"a", []uint32{1, 2}}, testRow{"b", nil})}
-	fn := &writeShardFn{Dir: dir, Shards: 2}
-	var stats []Stats
-	for try := 0; try < 2; try++ {
-		i := 0
-		iter := func(r *matrix.Matrix) bool {
-			if i == len(pieces) {
-				return false
-			}
-			*r = pieces[i]
-			i++
-			return true
-		}
-		if err := fn.ProcessElement(context.Background(), 1, iter, 3, func(s Stats) { stats = append(stats, s) }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, _, err := matrix.ReadMatrix(filepath.Join(dir, ShardName(1, 2)), matrix.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(m.Users, []string{"a", "b", "c"}) || m.NumEntries() != 3 {
-		t.Errorf("shard holds %v (%d entries), want a b c sorted, 3 entries", m.Users, m.NumEntries())
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*"))
-	hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
-	if len(files) != 1 || len(hidden) != 0 {
-		t.Errorf("dir holds %v %v, want the one shard", files, hidden)
-	}
-	if err := writeEmptyShards(dir, []int64{1}, 2, nil); err != nil {
-		t.Fatal(err)
-	}
-	f, err := matrix.OpenFile(filepath.Join(dir, ShardName(0, 2)))
-	if err != nil {
-		t.Fatalf("empty shard: %v", err)
-	}
-	defer f.Close()
-	if f.NumRows() != 0 {
-		t.Errorf("empty shard holds %d rows", f.NumRows())
 	}
 }
 

@@ -35,7 +35,22 @@ type WriteParams struct {
 	// Metadata is every shard's Parquet key/value metadata. Optional;
 	// default none.
 	Metadata map[string]string
+	// RunRows and RunEntries bound the rows and feature entries of one
+	// group of a shard's rows (see Write). Optional; default DefaultRunRows
+	// and DefaultRunEntries.
+	RunRows, RunEntries int64
+	// Scratch is where the sorted runs of shards larger than one group are
+	// kept until their shard is written; the caller removes it. Optional;
+	// default Dir + ".runs" (inside the pipeline's staging directory).
+	Scratch string
 }
+
+// Group bounds: a group is at most a few MB encoded, well under a Flink
+// sort buffer (10 MB on a 2-slot TaskManager with 768 MB managed memory).
+const (
+	DefaultRunRows    = 1 << 16
+	DefaultRunEntries = 1 << 21
+)
 
 func checkWriteParams(p WriteParams) error {
 	switch {
@@ -47,18 +62,40 @@ func checkWriteParams(p WriteParams) error {
 		return fmt.Errorf("write: rows per shard %d, want >= 0", p.RowsPerShard)
 	case p.RowGroupRows < 0:
 		return fmt.Errorf("write: row group rows %d, want >= 0", p.RowGroupRows)
+	case p.RunRows < 0 || p.RunEntries < 0:
+		return fmt.Errorf("write: run rows %d and entries %d, want >= 0", p.RunRows, p.RunEntries)
 	}
 	return nil
+}
+
+func withWriteDefaults(p WriteParams) WriteParams {
+	if p.RowsPerShard == 0 {
+		p.RowsPerShard = DefaultRowsPerShard
+	}
+	if p.RunRows == 0 {
+		p.RunRows = DefaultRunRows
+	}
+	if p.RunEntries == 0 {
+		p.RunEntries = DefaultRunEntries
+	}
+	if p.Scratch == "" {
+		p.Scratch = storage.Clean(p.Dir) + ".runs"
+	}
+	return p
 }
 
 var shardRows = beam.NewDistribution("smoothanon", "shard_rows")
 
 func init() {
-	register.DoFn3x0[OutBlock, int, func(int64, matrix.Matrix)](&shardKeyFn{})
+	register.DoFn4x0[OutBlock, int, int, func(int64, matrix.Matrix)](&groupKeyFn{})
 	register.Emitter2[int64, matrix.Matrix]()
-	register.DoFn5x1[context.Context, int64, func(*matrix.Matrix) bool, int, func(Stats), error](&writeShardFn{})
+	register.DoFn7x1[context.Context, int64, func(*matrix.Matrix) bool, int, int, func(Stats), func(int64, int64), error](&writeGroupFn{})
 	register.Iter1[matrix.Matrix]()
+	register.Emitter2[int64, int64]()
+	register.DoFn6x1[context.Context, int64, func(*int64) bool, int, int, func(Stats), error](&mergeRunsFn{})
+	register.Iter1[int64]()
 	register.Function1x1(outRows)
+	register.Function1x1(outEntries)
 }
 
 // ShardName is the file name of shard i of n.
@@ -81,57 +118,134 @@ func shardOf(user string, n int64) int64 {
 	return int64(userHash(user) % uint64(n))
 }
 
+// layout is how a release's rows are grouped for writing: shards files,
+// each gathered from runs groups of its rows (1 = written from its one
+// group directly).
+type layout struct{ shards, runs int64 }
+
+// newLayout sizes the groups so that none exceeds RunRows rows or
+// RunEntries entries on average.
+func newLayout(p WriteParams, rows, entries int64) layout {
+	n := shardCount(rows, p.Shards, p.RowsPerShard)
+	runs := max(1, ceilDiv(ceilDiv(rows, n), p.RunRows), ceilDiv(ceilDiv(entries, n), p.RunEntries))
+	return layout{shards: n, runs: runs}
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// group is the key of a user's group: its shard (shardOf) times runs plus
+// a run chosen by the hash's other digits.
+func (l layout) group(user string) int64 {
+	h := userHash(user)
+	shard, run := h%uint64(l.shards), h/uint64(l.shards)%uint64(l.runs)
+	return int64(shard)*l.runs + int64(run)
+}
+
 // Write writes the released rows of a PCollection<OutBlock> as sharded
 // Parquet files ShardName(i, n) in Dir: rows are routed by a hash of the
 // user id and sorted by user id inside a shard, so neither chunk nor
-// cluster nor LSH order shows in the output. Each shard is written under a
-// temporary name and renamed when complete; a retried shard rewrites the
-// whole file from its complete group, so retries neither duplicate nor lose
-// rows. It returns a PCollection<Stats> with rows written, shard ids and
-// duplicate user ids found.
+// cluster nor LSH order shows in the output. It returns a
+// PCollection<Stats> with rows written, shard ids and duplicate user ids
+// found.
+//
+// Rows are grouped by a key that splits each shard into runs of at most
+// about RunRows rows and RunEntries entries. A shard of one run is written
+// straight from its group; otherwise each run is sorted and kept in
+// Scratch, and a second grouping, of run numbers only, merges a shard's
+// runs into its file. No grouped value is ever larger than a run: Flink's
+// batch runner turns a key's values into one sort record, and a whole
+// shard would not fit its sort buffer. Both ways write the same bytes.
+//
+// Files are written under a temporary name and renamed when complete; a
+// retried group rewrites its whole file, so retries neither duplicate nor
+// lose rows.
 func Write(s beam.Scope, blocks beam.PCollection, params WriteParams) beam.PCollection {
 	s = s.Scope("Write")
 	if err := checkWriteParams(params); err != nil {
 		panic(err)
 	}
-	total := beam.Combine(s, sumInts, beam.ParDo(s, outRows, blocks))
-	keyed := beam.ParDo(s, &shardKeyFn{Shards: params.Shards, PerShard: params.RowsPerShard}, blocks, beam.SideInput{Input: total})
-	grouped := beam.GroupByKey(s, keyed)
-	return beam.ParDo(s, &writeShardFn{Dir: params.Dir, Shards: params.Shards, PerShard: params.RowsPerShard,
-		RowGroupRows: params.RowGroupRows, Metadata: params.Metadata}, grouped, beam.SideInput{Input: total})
+	params = withWriteDefaults(params)
+	rows := beam.SideInput{Input: beam.Combine(s, sumInts, beam.ParDo(s, outRows, blocks))}
+	entries := beam.SideInput{Input: beam.Combine(s, sumInts, beam.ParDo(s, outEntries, blocks))}
+	keyed := beam.ParDo(s, &groupKeyFn{Params: params}, blocks, rows, entries)
+	direct, runs := beam.ParDo2(s, &writeGroupFn{Params: params}, beam.GroupByKey(s, keyed), rows, entries)
+	merged := beam.ParDo(s, &mergeRunsFn{Params: params}, beam.GroupByKey(s, runs), rows, entries)
+	return beam.Flatten(s, direct, merged)
 }
 
-func outRows(b OutBlock) int { return b.In.NumRows() }
+func outRows(b OutBlock) int    { return b.In.NumRows() }
+func outEntries(b OutBlock) int { return int(b.Out.NumEntries()) }
 
-// shardKeyFn splits a block's released rows into one piece per shard.
-type shardKeyFn struct {
-	Shards   int64 `json:"shards"`
-	PerShard int64 `json:"per_shard"`
+// groupKeyFn splits a block's released rows into one piece per group.
+type groupKeyFn struct {
+	Params WriteParams `json:"params"`
 }
 
-func (fn *shardKeyFn) ProcessElement(b OutBlock, total int, emit func(int64, matrix.Matrix)) {
-	n := shardCount(int64(total), fn.Shards, fn.PerShard)
-	shards := make([]int64, b.Out.NumRows())
+func (fn *groupKeyFn) ProcessElement(b OutBlock, rows, entries int, emit func(int64, matrix.Matrix)) {
+	l := newLayout(fn.Params, int64(rows), int64(entries))
+	groups := make([]int64, b.Out.NumRows())
 	for i, u := range b.Out.Users {
-		shards[i] = shardOf(u, n)
+		groups[i] = l.group(u)
 	}
-	for shard, rows := range groupRows(shards) {
-		emit(shard, pick(&b.Out, rows))
+	for g, rows := range groupRows(groups) {
+		emit(g, pick(&b.Out, rows))
 	}
 }
 
-type writeShardFn struct {
-	Dir          string `json:"dir"`
-	Shards       int64  `json:"shards"`
-	PerShard     int64  `json:"per_shard"`
-	RowGroupRows int64  `json:"row_group_rows"`
-	// Metadata is omitted when empty, so a job without it keeps its graph.
-	Metadata map[string]string `json:"metadata,omitempty"`
+// writeGroupFn writes a group as its shard's file when the shard is one
+// run, and otherwise as a sorted run, emitting (shard, run).
+type writeGroupFn struct {
+	Params WriteParams `json:"params"`
 }
 
-func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter func(*matrix.Matrix) bool, total int, emit func(Stats)) error {
-	rows := gatherShard(iter)
-	n := shardCount(int64(total), fn.Shards, fn.PerShard)
+func (fn *writeGroupFn) ProcessElement(ctx context.Context, g int64, iter func(*matrix.Matrix) bool, rows, entries int,
+	emit func(Stats), emitRun func(int64, int64)) error {
+	l := newLayout(fn.Params, int64(rows), int64(entries))
+	m := gatherShard(iter)
+	shard, run := g/l.runs, g%l.runs
+	if l.runs == 1 {
+		st, err := writeShard(ctx, fn.Params, shard, l.shards, m)
+		if err == nil {
+			emit(st)
+		}
+		return err
+	}
+	if err := writeRun(ctx, fn.Params.Scratch, shard, run, m); err != nil {
+		return err
+	}
+	emitRun(shard, run)
+	return nil
+}
+
+// mergeRunsFn writes a shard from its runs.
+type mergeRunsFn struct {
+	Params WriteParams `json:"params"`
+}
+
+func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter func(*int64) bool, rows, entries int, emit func(Stats)) error {
+	l := newLayout(fn.Params, int64(rows), int64(entries))
+	var runs []int64
+	for run := int64(0); iter(&run); {
+		runs = append(runs, run)
+	}
+	slices.Sort(runs)
+	pieces := make([]matrix.Matrix, 0, len(runs))
+	for _, run := range slices.Compact(runs) {
+		m, err := readRun(ctx, fn.Params.Scratch, shard, run)
+		if err != nil {
+			return err
+		}
+		pieces = append(pieces, m)
+	}
+	st, err := writeShard(ctx, fn.Params, shard, l.shards, gatherShard(iterPieces(pieces)))
+	if err == nil {
+		emit(st)
+	}
+	return err
+}
+
+// writeShard writes rows (sorted by user id) as shard of n.
+func writeShard(ctx context.Context, p WriteParams, shard, n int64, rows *matrix.Matrix) (Stats, error) {
 	st := Stats{Shards: []int64{shard}, ShardCount: n}
 	for i := 1; i < rows.NumRows(); i++ {
 		if rows.Users[i] == rows.Users[i-1] {
@@ -141,24 +255,70 @@ func (fn *writeShardFn) ProcessElement(ctx context.Context, shard int64, iter fu
 	if st.DuplicateUsers > 0 {
 		st.problem(fmt.Sprintf("shard %d: %d repeated user ids (merge them before anonymizing, e.g. with --dedupe=union at import)", shard, st.DuplicateUsers))
 	}
-	path := storage.Join(fn.Dir, ShardName(shard, n))
-	w, err := matrix.Create(path, matrix.WriterOptions{RowGroupRows: fn.RowGroupRows, Metadata: fn.Metadata})
+	path := storage.Join(p.Dir, ShardName(shard, n))
+	w, err := matrix.Create(path, matrix.WriterOptions{RowGroupRows: p.RowGroupRows, Metadata: p.Metadata})
 	if err != nil {
-		return err
+		return st, err
 	}
 	for i, u := range rows.Users {
 		if err := w.Write(u, rows.Row(i)); err != nil {
 			w.Abort()
-			return err
+			return st, err
 		}
 	}
 	if err := w.Close(); err != nil {
-		return err
+		return st, err
 	}
 	st.RowsWritten = int64(rows.NumRows())
 	shardRows.Update(ctx, st.RowsWritten)
-	emit(st)
-	return nil
+	return st, nil
+}
+
+// runPath is where run of shard is kept.
+func runPath(scratch string, shard, run int64) string {
+	return storage.Join(scratch, fmt.Sprintf("run-%05d-%05d", shard, run))
+}
+
+// writeRun keeps a sorted run, encoded as a block of rows.
+func writeRun(ctx context.Context, scratch string, shard, run int64, m *matrix.Matrix) error {
+	if err := storage.MkdirAll(scratch); err != nil {
+		return err
+	}
+	w, err := storage.Create(ctx, runPath(scratch, shard, run))
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(encMatrix(*m)); err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Close()
+}
+
+func readRun(ctx context.Context, scratch string, shard, run int64) (matrix.Matrix, error) {
+	path := runPath(scratch, shard, run)
+	b, err := storage.ReadFile(ctx, path)
+	if err != nil {
+		return matrix.Matrix{}, err
+	}
+	m, err := decMatrix(b)
+	if err != nil {
+		return m, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// iterPieces iterates over pieces as a grouped value does.
+func iterPieces(pieces []matrix.Matrix) func(*matrix.Matrix) bool {
+	i := 0
+	return func(m *matrix.Matrix) bool {
+		if i == len(pieces) {
+			return false
+		}
+		*m = pieces[i]
+		i++
+		return true
+	}
 }
 
 // gatherShard collects a shard's pieces into one matrix sorted by user id

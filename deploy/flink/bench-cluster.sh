@@ -7,7 +7,7 @@
 #   deploy/flink/bench-cluster.sh [ROWS]      (default 1,000,000)
 #
 # Environment: WORK (default /tmp/smoothanon-cluster-bench), REST_PORT
-# (18081), JOB_PORT (18099), SKIP_LOCAL=1 skips the embedded Flink.
+# (18081), JOB_PORT (18099), SHARDS (0), SKIP_LOCAL=1 skips the embedded Flink.
 set -euo pipefail
 
 rows=${1:-1000000}
@@ -29,11 +29,8 @@ input=$work/userlists-$rows.parquet
 # One pseudonym key for every run, so the releases can be compared.
 key=$work/pseudonym.key
 [ -s "$key" ] || od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$key"
-# One shard per slot: a partition's share of a shard is one sort record on
-# Flink, and with one shard (1e6 rows) a partition that solved several of
-# the 10 chunks held more than the 10 MB a 768m TaskManager's slot accepts
-# (docs/flink-cluster.md).
-flags=(--input "$input" --k 8 --mode smooth --chunk_size 100000 --seed 1 --pseudonym_key_file "$key" --shards "${SHARDS:-4}")
+# SHARDS (default 0, automatic: one 1e6-row shard) sets --shards.
+flags=(--input "$input" --k 8 --mode smooth --chunk_size 100000 --seed 1 --pseudonym_key_file "$key" --shards "${SHARDS:-0}")
 
 report() { # NAME WALL_S EXTRA
 	python3 - "$@" <<'PY'

@@ -1,0 +1,181 @@
+package transforms
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
+
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+func TestLayout(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		p             WriteParams
+		rows, entries int64
+		want          layout
+	}{
+		{"small", WriteParams{}, 1000, 20000, layout{1, 1}},
+		{"empty", WriteParams{}, 0, 0, layout{1, 1}},
+		{"rows bind", WriteParams{}, 1 << 20, 1 << 20, layout{1, 16}},
+		{"entries bind", WriteParams{}, 1000, 5 << 21, layout{1, 5}},
+		{"automatic shards", WriteParams{}, 3<<20 + 1, 0, layout{4, 13}},
+		{"given shards", WriteParams{Shards: 10}, 1 << 20, 0, layout{10, 2}},
+		{"tiny runs", WriteParams{Shards: 2, RunRows: 7}, 100, 0, layout{2, 8}},
+	} {
+		p := c.p
+		p.Dir = "d"
+		if got := newLayout(withWriteDefaults(p), c.rows, c.entries); got != c.want {
+			t.Errorf("%s: layout %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	l := layout{shards: 3, runs: 5}
+	for i := range 200 {
+		u := fmt.Sprint("user", i)
+		g := l.group(u)
+		if g < 0 || g >= 15 || g/l.runs != shardOf(u, 3) {
+			t.Fatalf("%s: group %d, shard %d", u, g, shardOf(u, 3))
+		}
+	}
+}
+
+// writeBlocks is n random released rows in blocks of up to 100.
+func writeBlocks(n int) []any {
+	r := rand.New(rand.NewPCG(1, 2))
+	var blocks []any
+	for lo := 0; lo < n; lo += 100 {
+		m := emptyMatrix()
+		for i := lo; i < min(n, lo+100); i++ {
+			var f []uint32
+			for v := uint32(r.IntN(5)); v < 60; v += 1 + uint32(r.IntN(20)) {
+				f = append(f, v)
+			}
+			m.Append(fmt.Sprintf("u%04d", r.IntN(1e6)), f)
+		}
+		blocks = append(blocks, OutBlock{In: m, Out: m})
+	}
+	return blocks
+}
+
+// runWrite runs Write over blocks and returns the shards' bytes by name.
+func runWrite(t *testing.T, blocks []any, params WriteParams) map[string][]byte {
+	t.Helper()
+	p, s, col := ptest.Create(blocks)
+	Write(s, col, params)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(params.Dir, "*"))
+	out := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(f)] = b
+	}
+	return out
+}
+
+// TestWriteRuns writes the same rows straight and through runs of 7 rows:
+// the shards are the same bytes, hold every row once, sorted by user.
+func TestWriteRuns(t *testing.T) {
+	blocks := writeBlocks(450)
+	dir := t.TempDir()
+	direct := WriteParams{Dir: filepath.Join(dir, "direct"), Shards: 3}
+	viaRuns := WriteParams{Dir: filepath.Join(dir, "runs"), Shards: 3, RunRows: 7}
+	for _, p := range []WriteParams{direct, viaRuns} {
+		os.Mkdir(p.Dir, 0o755)
+	}
+	want, got := runWrite(t, blocks, direct), runWrite(t, blocks, viaRuns)
+	if len(want) != 3 || len(got) != 3 {
+		t.Fatalf("%d and %d shards, want 3", len(want), len(got))
+	}
+	rows := 0
+	for name, b := range want {
+		if !bytes.Equal(b, got[name]) {
+			t.Errorf("%s differs when written through runs", name)
+		}
+		m, _, err := matrix.ReadMatrix(filepath.Join(direct.Dir, name), matrix.ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < m.NumRows(); i++ {
+			if m.Users[i] < m.Users[i-1] {
+				t.Fatalf("%s: %s before %s", name, m.Users[i-1], m.Users[i])
+			}
+		}
+		rows += m.NumRows()
+	}
+	if rows != 450 {
+		t.Errorf("%d rows written, want 450", rows)
+	}
+	if runs, _ := filepath.Glob(filepath.Join(direct.Dir+".runs", "run-*")); len(runs) != 0 {
+		t.Errorf("direct write left runs %v", runs)
+	}
+	if runs, _ := filepath.Glob(filepath.Join(viaRuns.Dir+".runs", "run-*")); len(runs) < 3*10 {
+		t.Errorf("%d runs kept, want about 3×22", len(runs))
+	}
+}
+
+// TestWriteGroupRetry runs the same group twice (a retried bundle), as a
+// shard and as a run: the file is rewritten whole, with neither duplicated
+// nor lost rows.
+func TestWriteGroupRetry(t *testing.T) {
+	dir := t.TempDir()
+	pieces := []matrix.Matrix{blockOf(testRow{"c", []uint32{3}}), blockOf(testRow{"a", []uint32{1, 2}}, testRow{"b", nil})}
+	for _, runRows := range []int64{0, 1} {
+		fn := &writeGroupFn{Params: withWriteDefaults(WriteParams{Dir: dir, Shards: 2, RunRows: runRows})}
+		var stats []Stats
+		var runs [][2]int64
+		for range 2 {
+			err := fn.ProcessElement(context.Background(), 1, iterPieces(pieces), 3, 3,
+				func(s Stats) { stats = append(stats, s) }, func(s, r int64) { runs = append(runs, [2]int64{s, r}) })
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		var m *matrix.Matrix
+		var err error
+		if runRows == 0 {
+			m, _, err = matrix.ReadMatrix(filepath.Join(dir, ShardName(1, 2)), matrix.ReadOptions{})
+		} else {
+			// 2 runs of shard 0 and 2 of shard 1: group 1 is shard 0's run 1.
+			if !reflect.DeepEqual(runs, [][2]int64{{0, 1}, {0, 1}}) || len(stats) != 0 {
+				t.Fatalf("runs %v stats %v, want run (0, 1) twice", runs, stats)
+			}
+			var run matrix.Matrix
+			run, err = readRun(context.Background(), fn.Params.Scratch, 0, 1)
+			m = &run
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(m.Users, []string{"a", "b", "c"}) || m.NumEntries() != 3 {
+			t.Errorf("run rows %d: holds %v (%d entries), want a b c sorted, 3 entries", runRows, m.Users, m.NumEntries())
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	hidden, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	if len(files) != 1 || len(hidden) != 0 {
+		t.Errorf("dir holds %v %v, want the one shard", files, hidden)
+	}
+	if err := writeEmptyShards(dir, []int64{1}, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	f, err := matrix.OpenFile(filepath.Join(dir, ShardName(0, 2)))
+	if err != nil {
+		t.Fatalf("empty shard: %v", err)
+	}
+	defer f.Close()
+	if f.NumRows() != 0 {
+		t.Errorf("empty shard holds %d rows", f.NumRows())
+	}
+}
