@@ -79,7 +79,8 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 			return nil, errs[i]
 		}
 	}
-	return out[bestCandidate(s.pr.entries, out, costs)], nil
+	best := bestCandidate(s.pr.entries, out, costs)
+	return s.resolveEmpty(out[best], costs[best])
 }
 
 // bestCandidate is the index of the non-nil candidate whose release, of

@@ -325,6 +325,15 @@ func featCost(h, s int32, mode matrix.Mode) cost {
 	return cost{c: int64(s - h)}
 }
 
+// entriesOf is the number of input entries of members.
+func (pr *problem) entriesOf(members []int32) int64 {
+	n := int64(0)
+	for _, u := range members {
+		n += int64(len(pr.urow(u)))
+	}
+	return n
+}
+
 // costOf is the cost of members forming one cluster. cnt is zeroed
 // scratch of length nf; it is left zeroed.
 func (pr *problem) costOf(members []int32, mode matrix.Mode, cnt []int32, touched *[]int32) cost {

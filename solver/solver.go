@@ -159,8 +159,10 @@ type Params struct {
 	// Progress, if set, is called with a stage name and its progress:
 	// "neighbours", "restarts", "close", then (Improved) "split (candidate
 	// i/3)" and "refine (candidate i/3)" for improve's candidates, which
-	// run at the same time, so their calls alternate. Calls never overlap
-	// but may come from different goroutines. Optional.
+	// run at the same time, so their calls alternate, then the same stages
+	// prefixed "resolve: " for the solve of the users whose release is
+	// empty (see resolveEmpty). Calls never overlap but may come from
+	// different goroutines. Optional.
 	Progress func(stage string, done, total int)
 }
 
@@ -219,6 +221,12 @@ type Result struct {
 // Solve clusters the rows of m and returns the release. m is not modified.
 // Repeated user ids are an error.
 func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
+	return solve(ctx, m, p, false)
+}
+
+// solve is Solve; nested marks the solve of resolveEmpty's users, which
+// does not resolve its own.
+func solve(ctx context.Context, m *matrix.Matrix, p Params, nested bool) (*Result, error) {
 	start := time.Now()
 	if err := CheckParams(p, m.NumRows()); err != nil {
 		return nil, err
@@ -237,7 +245,7 @@ func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
 	}
 	order := localityOrder(m, byID, par.Workers(p.Workers))
 
-	s := &state{p: p, ctx: ctx}
+	s := &state{p: p, ctx: ctx, nested: nested}
 	perm := make([]int, n)
 	for i, r := range order {
 		perm[i] = int(r)
@@ -404,6 +412,8 @@ type state struct {
 	facOnce sync.Once
 	// progressMu serialises progress calls.
 	progressMu sync.Mutex
+	// nested: this solves resolveEmpty's users (see solve).
+	nested bool
 }
 
 // progress reports to Params.Progress; the lock keeps calls from

@@ -520,7 +520,7 @@ func TestGolden(t *testing.T) {
 	}
 	want := map[string]string{
 		"smooth/improved":    "d221beecfcf12bef",
-		"nonsmooth/improved": "a08576fec3ebc2e0",
+		"nonsmooth/improved": "218a118e38e0f2fd",
 		"smooth/paper":       "5ad8c2cc39dd6559",
 		"nonsmooth/paper":    "a7ff3b64568297e1",
 	}
