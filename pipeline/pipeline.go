@@ -291,7 +291,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	rep, repErr := release.ReadReport(ctx, transforms.StagingReport(staging))
 	if repErr != nil {
 		if runErr != nil {
-			return nil, fmt.Errorf("pipeline failed: %w", runErr)
+			return nil, fmt.Errorf("pipeline failed: %w%s", runErr, runnerHint(runErr, p.ChunkSize))
 		}
 		return nil, fmt.Errorf("pipeline finished without a report: %w", repErr)
 	}
@@ -332,7 +332,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 		return res, fmt.Errorf("%w: nothing published", ErrVerification)
 	}
 	if runErr != nil {
-		return res, fmt.Errorf("pipeline failed: %w", runErr)
+		return res, fmt.Errorf("pipeline failed: %w%s", runErr, runnerHint(runErr, p.ChunkSize))
 	}
 	m, err := storage.ReadManifest(ctx, out)
 	if err != nil {
