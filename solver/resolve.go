@@ -36,7 +36,10 @@ func (s *state) resolveEmpty(clusters [][]int32, total cost) ([][]int32, error) 
 		}
 		keepers = append(keepers, mem)
 	}
-	if len(pool) == 0 {
+	// A pool of every user is the input the clusters came from, and one
+	// under 2k users can only form the one cluster it is: the solve would
+	// find them again.
+	if len(pool) == 0 || len(pool) == pr.n || len(pool) < 2*s.p.K {
 		return clusters, nil
 	}
 	sub := matrix.New(len(pool), int(poolCost.s))

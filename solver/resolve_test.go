@@ -68,6 +68,25 @@ func TestResolveEmpty(t *testing.T) {
 			t.Errorf("clusters %v, want them unchanged", out)
 		}
 	})
+	// A pool of every user, or of fewer than 2k, could only give back its
+	// clusters: no nested solve runs (none reports progress).
+	for name, in := range map[string][][]int32{
+		"every user": {{0, 3, 6, 1, 4, 7, 2, 5, 8}},
+		"under 2k":   {{0, 3, 6, 1, 4}, {7, 8, 2, 5}, {9, 10, 11}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := resolveState(rows[:12], 3, matrix.Smooth)
+			if name == "every user" {
+				s = resolveState(rows[:9], 3, matrix.Smooth)
+			}
+			stages := 0
+			s.p.Progress = func(string, int, int) { stages++ }
+			out, err := s.resolveEmpty(in, s.totalCost(in))
+			if err != nil || !slices.EqualFunc(out, in, slices.Equal) || stages != 0 {
+				t.Errorf("clusters %v (err %v), %d progress calls; want them unchanged, no solve", out, err, stages)
+			}
+		})
+	}
 	// The nested solve never resolves again.
 	t.Run("nested", func(t *testing.T) {
 		s := resolveState(rows, 3, matrix.Smooth)

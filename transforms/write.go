@@ -64,8 +64,17 @@ func checkWriteParams(p WriteParams) error {
 		return fmt.Errorf("write: row group rows %d, want >= 0", p.RowGroupRows)
 	case p.RunRows < 0 || p.RunEntries < 0:
 		return fmt.Errorf("write: run rows %d and entries %d, want >= 0", p.RunRows, p.RunEntries)
+	case p.Scratch == "" && bucketRoot(p.Dir):
+		return fmt.Errorf("write: %s is a bucket root, where the default scratch (beside it) would be another bucket: set Scratch", p.Dir)
+	case p.Scratch != "" && storage.Clean(p.Scratch) == storage.Clean(p.Dir):
+		return fmt.Errorf("write: scratch and output are both %s", p.Dir)
 	}
 	return nil
+}
+
+func bucketRoot(uri string) bool {
+	dir, _ := storage.Split(uri)
+	return !storage.IsLocal(uri) && dir == storage.Scheme(uri)+"://"
 }
 
 func withWriteDefaults(p WriteParams) WriteParams {
