@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
@@ -177,5 +178,52 @@ func TestWriteGroupRetry(t *testing.T) {
 	defer f.Close()
 	if f.NumRows() != 0 {
 		t.Errorf("empty shard holds %d rows", f.NumRows())
+	}
+}
+
+// TestMergeRuns merges a shard from runs as a retried or repeated input
+// may deliver them: a run reported twice is read once; a missing run file
+// is an error naming it, and no shard is written.
+func TestMergeRuns(t *testing.T) {
+	dir := t.TempDir()
+	p := withWriteDefaults(WriteParams{Dir: dir, Shards: 1, RunRows: 2})
+	ctx := context.Background()
+	for run, rows := range [][]testRow{{{"b", []uint32{2}}, {"d", nil}}, {{"a", []uint32{1}}, {"c", []uint32{3, 4}}}} {
+		m := blockOf(rows...)
+		if err := writeRun(ctx, p.Scratch, 0, int64(run), &m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	merge := func(runs ...int64) ([]Stats, error) {
+		var stats []Stats
+		err := (&mergeRunsFn{Params: p}).ProcessElement(ctx, 0, iterInts(runs), 4, 4, func(s Stats) { stats = append(stats, s) })
+		return stats, err
+	}
+	stats, err := merge(1, 0, 1)
+	if err != nil || len(stats) != 1 || stats[0].RowsWritten != 4 {
+		t.Fatalf("merge: %v %+v, want 4 rows written", err, stats)
+	}
+	m, _, err := matrix.ReadMatrix(filepath.Join(dir, ShardName(0, 1)), matrix.ReadOptions{})
+	if err != nil || !reflect.DeepEqual(m.Users, []string{"a", "b", "c", "d"}) || m.NumEntries() != 4 {
+		t.Fatalf("shard %v (%v), want a b c d with 4 entries", m, err)
+	}
+	os.Remove(filepath.Join(dir, ShardName(0, 1)))
+	if _, err := merge(0, 2); err == nil || !strings.Contains(err.Error(), "run-00000-00002") {
+		t.Errorf("missing run: %v, want an error naming run-00000-00002", err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 {
+		t.Errorf("a failed merge left %v", files)
+	}
+}
+
+func iterInts(v []int64) func(*int64) bool {
+	i := 0
+	return func(x *int64) bool {
+		if i == len(v) {
+			return false
+		}
+		*x = v[i]
+		i++
+		return true
 	}
 }
