@@ -29,7 +29,7 @@ func (s *state) resolveEmpty(clusters [][]int32, total cost) ([][]int32, error) 
 	var poolCost cost
 	for _, mem := range clusters {
 		c := pr.costOf(mem, s.p.Mode, cnt, &touched)
-		if c.c == 0 && c.s > 0 && c.s == pr.entriesOf(mem) {
+		if c.s > 0 && c.s == pr.entriesOf(mem) { // nothing kept, so nothing created
 			pool = append(pool, mem...)
 			poolCost = poolCost.add(c)
 			continue
@@ -54,11 +54,8 @@ func (s *state) resolveEmpty(clusters [][]int32, total cost) ([][]int32, error) 
 	if err != nil {
 		return nil, err
 	}
-	var fresh [][]int32
+	fresh := make([][]int32, res.Info.GetClusters()) // numbered 0..clusters-1
 	for i, c := range res.Cluster {
-		for int(c) >= len(fresh) {
-			fresh = append(fresh, nil)
-		}
 		fresh[c] = append(fresh[c], pool[i])
 	}
 	if !jaccardLess(pr.entries, total, total.minus(poolCost).add(s.totalCost(fresh))) {

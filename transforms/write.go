@@ -121,12 +121,6 @@ func shardCount(total, shards, perShard int64) int64 {
 	return max(1, (total+perShard-1)/perShard)
 }
 
-// shardOf routes a user to a shard by a hash of its id (not by chunk, so
-// shard contents reveal nothing about similarity).
-func shardOf(user string, n int64) int64 {
-	return int64(userHash(user) % uint64(n))
-}
-
 // layout is how a release's rows are grouped for writing: shards files,
 // each gathered from runs groups of its rows (1 = written from its one
 // group directly).
@@ -142,8 +136,10 @@ func newLayout(p WriteParams, rows, entries int64) layout {
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
-// group is the key of a user's group: its shard (shardOf) times runs plus
-// a run chosen by the hash's other digits.
+// group is the key of a user's group: its shard times runs plus its run.
+// The shard is the hash of the user id modulo shards (not the chunk, so
+// shard contents reveal nothing about similarity), the run the hash's
+// other digits modulo runs.
 func (l layout) group(user string) int64 {
 	h := userHash(user)
 	shard, run := h%uint64(l.shards), h/uint64(l.shards)%uint64(l.runs)
@@ -246,7 +242,7 @@ func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter fun
 		}
 		pieces = append(pieces, m)
 	}
-	st, err := writeShard(ctx, fn.Params, shard, l.shards, gatherShard(iterPieces(pieces)))
+	st, err := writeShard(ctx, fn.Params, shard, l.shards, gatherShard(iterSlice(pieces)))
 	if err == nil {
 		emit(st)
 	}
@@ -317,14 +313,14 @@ func readRun(ctx context.Context, scratch string, shard, run int64) (matrix.Matr
 	return m, nil
 }
 
-// iterPieces iterates over pieces as a grouped value does.
-func iterPieces(pieces []matrix.Matrix) func(*matrix.Matrix) bool {
+// iterSlice iterates over v as a grouped value's iterator does.
+func iterSlice[T any](v []T) func(*T) bool {
 	i := 0
-	return func(m *matrix.Matrix) bool {
-		if i == len(pieces) {
+	return func(x *T) bool {
+		if i == len(v) {
 			return false
 		}
-		*m = pieces[i]
+		*x = v[i]
 		i++
 		return true
 	}

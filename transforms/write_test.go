@@ -41,8 +41,8 @@ func TestLayout(t *testing.T) {
 	for i := range 200 {
 		u := fmt.Sprint("user", i)
 		g := l.group(u)
-		if g < 0 || g >= 15 || g/l.runs != shardOf(u, 3) {
-			t.Fatalf("%s: group %d, shard %d", u, g, shardOf(u, 3))
+		if shard := int64(userHash(u) % 3); g < 0 || g >= 15 || g/l.runs != shard {
+			t.Fatalf("%s: group %d, shard %d", u, g, shard)
 		}
 	}
 }
@@ -137,7 +137,7 @@ func TestWriteGroupRetry(t *testing.T) {
 		var stats []Stats
 		var runs [][2]int64
 		for range 2 {
-			err := fn.ProcessElement(context.Background(), 1, iterPieces(pieces), 3, 3,
+			err := fn.ProcessElement(context.Background(), 1, iterSlice(pieces), 3, 3,
 				func(s Stats) { stats = append(stats, s) }, func(s, r int64) { runs = append(runs, [2]int64{s, r}) })
 			if err != nil {
 				t.Fatal(err)
@@ -196,7 +196,7 @@ func TestMergeRuns(t *testing.T) {
 	}
 	merge := func(runs ...int64) ([]Stats, error) {
 		var stats []Stats
-		err := (&mergeRunsFn{Params: p}).ProcessElement(ctx, 0, iterInts(runs), 4, 4, func(s Stats) { stats = append(stats, s) })
+		err := (&mergeRunsFn{Params: p}).ProcessElement(ctx, 0, iterSlice(runs), 4, 4, func(s Stats) { stats = append(stats, s) })
 		return stats, err
 	}
 	stats, err := merge(1, 0, 1)
@@ -213,17 +213,5 @@ func TestMergeRuns(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "*")); len(files) != 0 {
 		t.Errorf("a failed merge left %v", files)
-	}
-}
-
-func iterInts(v []int64) func(*int64) bool {
-	i := 0
-	return func(x *int64) bool {
-		if i == len(v) {
-			return false
-		}
-		*x = v[i]
-		i++
-		return true
 	}
 }
