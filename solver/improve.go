@@ -80,7 +80,11 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 		}
 	}
 	best := bestCandidate(s.pr.entries, out, costs)
-	return s.resolveEmpty(out[best], costs[best])
+	clusters, total, err := s.swapRefine(out[best])
+	if err != nil {
+		return nil, err
+	}
+	return s.resolveEmpty(clusters, total)
 }
 
 // bestCandidate is the index of the non-nil candidate whose release, of

@@ -33,8 +33,7 @@ const notFound = -2
 // users. Passes over all users in canonical order repeat until no move
 // helps; then a dissolve pass tries to empty whole clusters (which single
 // moves cannot do to a cluster of k), and the moves resume if one was
-// emptied. Last, one swap pass exchanges pairs of users between clusters
-// (swap.go), and one more move pass follows it.
+// emptied.
 func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 	r := s.newRefiner(clusters)
 	dissolves := 0
@@ -44,7 +43,7 @@ func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 		}
 		s.progress("refine"+tag, pass, maxRefinePasses)
 		r.indexCentres()
-		r.findNearest(false)
+		r.findNearest()
 		moves, err := r.movePass()
 		if err != nil {
 			return nil, err
@@ -58,24 +57,10 @@ func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 			}
 			dissolves++
 			r.indexCentres()
-			r.findNearest(false)
+			r.findNearest()
 			if r.dissolvePass() == 0 {
 				break
 			}
-		}
-	}
-	// One swap pass: on dblp a second one gained 0.26 Jaccard points
-	// (the first 2.4) for about the first one's time. Then one move pass, as the swaps have
-	// changed the clusters the moves see.
-	r.indexCentres()
-	r.findNearest(true)
-	swaps, err := r.swapPass()
-	if err != nil {
-		return nil, err
-	}
-	if swaps > 0 {
-		if _, err := r.movePass(); err != nil {
-			return nil, err
 		}
 	}
 	s.progress("refine"+tag, maxRefinePasses, maxRefinePasses)
@@ -173,12 +158,11 @@ func (r *refiner) candidates(p int32) []int32 {
 }
 
 // findNearest finds the nearest centres of every point with a user that
-// may leave its cluster (one of more than k users), or of every point if
-// all (a swap pass tries every user). They depend only on this pass's
-// index, so they are found first, in parallel; the other points (most
-// once clusters are split) are marked notFound and, should a user of
-// theirs become free to move during the pass, searched then.
-func (r *refiner) findNearest(all bool) {
+// may leave its cluster (one of more than k users). They depend only on
+// this pass's index, so they are found first, in parallel; the other
+// points (most once clusters are split) are marked notFound and, should a
+// user of theirs become free to move during the pass, searched then.
+func (r *refiner) findNearest() {
 	pr := r.pr
 	par.For(r.w, pr.np, 1024, func(worker, lo, hi int) {
 		cs := r.scratch(worker)
@@ -186,7 +170,7 @@ func (r *refiner) findNearest(all bool) {
 		for p := int32(lo); p < int32(hi); p++ {
 			top := r.candidates(p)
 			for _, u := range pr.users(p) {
-				if all || r.st[r.cl[u]].s > r.k {
+				if r.st[r.cl[u]].s > r.k {
 					cs.nearest(pr.row(p), r.cpost, r.clen, top)
 					continue points
 				}

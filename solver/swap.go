@@ -13,11 +13,45 @@ import (
 // in 30 times the time.
 const swapExpendable = 4
 
+// A swap pass visits every swapProbe-th point first (a sample spread
+// over the canonical order) and stops there when its swaps, scaled to all
+// points, would raise the Jaccard by less than swapMinGain of itself.
+// The pass costs about a third of a solve: on power-law user lists it
+// gained 0.4% of the Jaccard, on dblp 7%.
+const (
+	swapProbe   = 8
+	swapMinGain = 0.01
+)
+
 // swapRefindSize is the largest cluster whose expendable members are
 // found again after every swap that changes it. A larger cluster only
 // drops the member that left (one member more or less barely moves the
 // others' departures) and is searched again when its list runs out.
 const swapRefindSize = 32
+
+// swapRefine runs one swap pass over the clusters improve chose, then one
+// move pass, as the swaps have changed the clusters the moves see. It
+// returns the clusters and their cost. Only the chosen candidate is
+// swapped: a losing candidate's pass (on user lists the Meyerson
+// candidate's, which then pays) would cost as much for nothing. On dblp
+// a second swap pass gained 0.26 Jaccard points (the first 2.4) for about
+// the first one's time.
+func (s *state) swapRefine(clusters [][]int32) ([][]int32, cost, error) {
+	r := s.newRefiner(clusters)
+	r.indexCentres()
+	r.findNearest()
+	swaps, err := r.swapPass()
+	if err != nil {
+		return nil, cost{}, err
+	}
+	if swaps > 0 {
+		if _, err := r.movePass(); err != nil {
+			return nil, cost{}, err
+		}
+		clusters = r.clusters()
+	}
+	return clusters, r.total, nil
+}
 
 // swapPass visits every user u in canonical order and exchanges it with a
 // member v of one of u's move targets b when the four steps together (u
@@ -36,34 +70,81 @@ func (r *refiner) swapPass() (int, error) {
 		}
 	})
 	swaps := 0
-	for p := int32(0); p < int32(pr.np); p++ {
-		if p&1023 == 0 && r.s.ctx.Err() != nil {
-			return 0, r.s.ctx.Err()
+	start := r.total
+	// Every swapProbe-th point first, then the others unless those did
+	// not pay.
+	for phase := range 2 {
+		if phase == 1 && !r.swapsPay(start) {
+			break
 		}
-		row := pr.row(p)
-		top := r.candidates(p)
-		for _, u := range pr.users(p) {
-			a := r.cl[u]
-			b, v, d := r.bestSwap(p, a, row, top, ex.list)
-			if b < 0 {
-				continue
+		r.findMissing(func(p int32) bool { return inPhase(p, phase) })
+		for p := int32(0); p < int32(pr.np); p++ {
+			if p&1023 == 0 && r.s.ctx.Err() != nil {
+				return 0, r.s.ctx.Err()
 			}
-			vrow := pr.urow(v)
-			r.st[a].remove(row)
-			r.st[b].add(row)
-			r.st[b].remove(vrow)
-			r.st[a].add(vrow)
-			r.cl[u], r.cl[v] = b, a
-			mem[a][slices.Index(mem[a], u)] = v
-			mem[b][slices.Index(mem[b], v)] = u
-			r.total = r.total.add(d)
-			r.reweigh()
-			ex.left(a, u)
-			ex.left(b, v)
-			swaps++
+			if inPhase(p, phase) {
+				swaps += r.swapPoint(p, ex)
+			}
 		}
 	}
 	return swaps, nil
+}
+
+// inPhase reports whether a swap pass visits point p in phase 0 (the
+// probe) or 1 (the others).
+func inPhase(p int32, phase int) bool { return (p%swapProbe == 0) == (phase == 0) }
+
+// findMissing finds, in parallel, the nearest centres of the points in
+// that findNearest left unsearched (a swap tries every user).
+func (r *refiner) findMissing(in func(p int32) bool) {
+	par.For(r.w, r.pr.np, 1024, func(worker, lo, hi int) {
+		cs := r.scratch(worker)
+		for p := int32(lo); p < int32(hi); p++ {
+			if top := r.candidates(p); top[0] == notFound && in(p) {
+				cs.nearest(r.pr.row(p), r.cpost, r.clen, top)
+			}
+		}
+	})
+}
+
+// swapPoint tries a swap for every user of point p, in turn, and returns
+// the number made.
+func (r *refiner) swapPoint(p int32, ex *expendables) int {
+	pr := r.pr
+	row := pr.row(p)
+	top := r.candidates(p)
+	swaps := 0
+	for _, u := range pr.users(p) {
+		a := r.cl[u]
+		b, v, d := r.bestSwap(p, a, row, top, ex.list)
+		if b < 0 {
+			continue
+		}
+		vrow := pr.urow(v)
+		r.st[a].remove(row)
+		r.st[b].add(row)
+		r.st[b].remove(vrow)
+		r.st[a].add(vrow)
+		r.cl[u], r.cl[v] = b, a
+		ex.mem[a][slices.Index(ex.mem[a], u)] = v
+		ex.mem[b][slices.Index(ex.mem[b], v)] = u
+		r.total = r.total.add(d)
+		r.reweigh()
+		ex.left(a, u)
+		ex.left(b, v)
+		swaps++
+	}
+	return swaps
+}
+
+// swapsPay reports whether the swaps of the probe (every swapProbe-th
+// point), which took the cost from start to r.total, raise the Jaccard by
+// at least swapMinGain of itself when scaled to all points.
+func (r *refiner) swapsPay(start cost) bool {
+	e := r.pr.entries
+	end := start.add(r.total.minus(start).times(swapProbe))
+	j0 := float64(e-start.s) / float64(e+start.c)
+	return float64(e-end.s)/float64(e+end.c) >= j0*(1+swapMinGain)
 }
 
 // bestSwap returns, for a user of point p (row) in cluster a, the target b

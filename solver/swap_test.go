@@ -14,7 +14,7 @@ func swapped(t *testing.T, s *state, clusters [][]int32) (*refiner, int) {
 	t.Helper()
 	r := s.newRefiner(clusters)
 	r.indexCentres()
-	r.findNearest(true)
+	r.findNearest()
 	n, err := r.swapPass()
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestSwapPass(t *testing.T) {
 			s := resolveState(crossed, 2, md)
 			r := s.newRefiner([][]int32{{0, 1}, {2, 3}})
 			r.indexCentres()
-			r.findNearest(false)
+			r.findNearest()
 			if moves, err := r.movePass(); err != nil || moves != 0 {
 				t.Fatalf("move pass: %d moves, %v; want none (every cluster has k users)", moves, err)
 			}
@@ -108,6 +108,21 @@ func TestSwapPass(t *testing.T) {
 			}
 		})
 	}
+	// The probe (every swapProbe-th point: here only point 0, users u0 and
+	// u1 in a cluster of their own) finds nothing to gain, so the pass
+	// stops before the crossed users, whose swap it would make.
+	t.Run("probe does not pay", func(t *testing.T) {
+		rows := append([][]uint32{{9}, {9}}, crossed...)
+		s := resolveState(rows, 2, matrix.Smooth)
+		clusters := [][]int32{{0, 1}, {2, 3}, {4, 5}}
+		r, n := swapped(t, s, clusters)
+		if n != 0 {
+			t.Errorf("%d swaps after a probe without gain, want 0", n)
+		}
+		if got := sortedClusters(r.clusters()); !slices.EqualFunc(got, clusters, slices.Equal) {
+			t.Errorf("clusters changed to %v", got)
+		}
+	})
 	// Cancelled: the pass returns the context's error.
 	t.Run("cancelled", func(t *testing.T) {
 		s := resolveState(crossed, 2, matrix.Smooth)
@@ -116,9 +131,32 @@ func TestSwapPass(t *testing.T) {
 		s.ctx = ctx
 		r := s.newRefiner([][]int32{{0, 1}, {2, 3}})
 		r.indexCentres()
-		r.findNearest(true)
+		r.findNearest()
 		if _, err := r.swapPass(); err == nil {
 			t.Error("no error from a cancelled swap pass")
 		}
 	})
+}
+
+// TestSwapsPay: the probe's change of cost, scaled by swapProbe, must
+// raise the Jaccard by swapMinGain of itself.
+func TestSwapsPay(t *testing.T) {
+	start := cost{s: 500, c: 100} // E = 1000: J = 500/1100
+	for _, c := range []struct {
+		total cost
+		pay   bool
+	}{
+		{start, false},
+		{cost{s: 499, c: 100}, true},  // ×8: 508/1100, +1.6%
+		{cost{s: 499, c: 101}, false}, // ×8: 508/1108, +0.9%
+		{cost{s: 498, c: 101}, true},  // ×8: 516/1108, +2.5%
+		{cost{s: 501, c: 100}, false}, // worse
+		{cost{s: 502, c: 101}, false}, // worse in both
+		{cost{s: 490, c: 90}, true},
+	} {
+		r := &refiner{pr: &problem{entries: 1000}, total: c.total}
+		if got := r.swapsPay(start); got != c.pay {
+			t.Errorf("probe from %+v to %+v: pays %v, want %v", start, c.total, got, c.pay)
+		}
+	}
 }
