@@ -314,9 +314,8 @@ func keep(h, s int32, mode matrix.Mode) bool {
 // entries exist only in smooth mode).
 type cost struct{ s, c int64 }
 
-func (a cost) add(b cost) cost    { return cost{a.s + b.s, a.c + b.c} }
-func (a cost) minus(b cost) cost  { return cost{a.s - b.s, a.c - b.c} }
-func (a cost) times(n int64) cost { return cost{a.s * n, a.c * n} }
+func (a cost) add(b cost) cost   { return cost{a.s + b.s, a.c + b.c} }
+func (a cost) minus(b cost) cost { return cost{a.s - b.s, a.c - b.c} }
 
 // featCost is the cost of a feature held by h of s users.
 func featCost(h, s int32, mode matrix.Mode) cost {

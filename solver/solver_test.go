@@ -87,7 +87,7 @@ func TestSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[Search]string{Bounded: "2d444773abc80ced", Exact: "5a2abc9a08dda53b"}
+	want := map[Search]string{Bounded: "09a42b6f4e4e4619", Exact: "546df4bcc30b2f13"}
 	var jac [2]float64
 	for _, se := range []Search{Bounded, Exact} {
 		res := solveChecked(t, m, Params{K: 8, Seed: 1, Search: se})

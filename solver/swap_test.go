@@ -15,7 +15,7 @@ func swapped(t *testing.T, s *state, clusters [][]int32) (*refiner, int) {
 	r := s.newRefiner(clusters)
 	r.indexCentres()
 	r.findNearest()
-	n, err := r.swapPass()
+	n, _, err := r.swapPass()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,14 +132,14 @@ func TestSwapPass(t *testing.T) {
 		r := s.newRefiner([][]int32{{0, 1}, {2, 3}})
 		r.indexCentres()
 		r.findNearest()
-		if _, err := r.swapPass(); err == nil {
+		if _, _, err := r.swapPass(); err == nil {
 			t.Error("no error from a cancelled swap pass")
 		}
 	})
 }
 
 // TestSwapsPay: the probe's change of cost, scaled by swapProbe, must
-// raise the Jaccard by swapMinGain of itself.
+// raise the Jaccard by swapMinGain of itself (to first order).
 func TestSwapsPay(t *testing.T) {
 	start := cost{s: 500, c: 100} // E = 1000: J = 500/1100
 	for _, c := range []struct {
@@ -147,16 +147,54 @@ func TestSwapsPay(t *testing.T) {
 		pay   bool
 	}{
 		{start, false},
-		{cost{s: 499, c: 100}, true},  // ×8: 508/1100, +1.6%
-		{cost{s: 499, c: 101}, false}, // ×8: 508/1108, +0.9%
-		{cost{s: 498, c: 101}, true},  // ×8: 516/1108, +2.5%
+		{cost{s: 499, c: 100}, true},  // ×8: +1.6%
+		{cost{s: 499, c: 101}, false}, // ×8: +0.9%
+		{cost{s: 498, c: 101}, true},  // ×8: +2.5%
 		{cost{s: 501, c: 100}, false}, // worse
 		{cost{s: 502, c: 101}, false}, // worse in both
 		{cost{s: 490, c: 90}, true},
+		{cost{s: 0, c: 0}, true}, // a probe gain far beyond 1/8 of the whole
 	} {
 		r := &refiner{pr: &problem{entries: 1000}, total: c.total}
 		if got := r.swapsPay(start); got != c.pay {
 			t.Errorf("probe from %+v to %+v: pays %v, want %v", start, c.total, got, c.pay)
 		}
+	}
+}
+
+// TestSwapRefine: the clusters and the cost swapRefine returns agree,
+// whether its pass stops at the probe after swapping or goes on.
+func TestSwapRefine(t *testing.T) {
+	// The crossed users at points 0 and 1 swap in the probe, but 8
+	// identical rows of 1,000 features (point 2) make that gain, scaled
+	// by swapProbe, less than swapMinGain of the Jaccard: the pass stops.
+	wide := make([]uint32, 1000)
+	for i := range wide {
+		wide[i] = uint32(100 + i)
+	}
+	stopped := [][]uint32{{1, 2}, {3, 4}, {1, 2}, {3, 4}}
+	for range 8 {
+		stopped = append(stopped, wide)
+	}
+	for _, c := range []struct {
+		name     string
+		s        *state
+		clusters [][]int32
+	}{
+		{"stops after swapping", resolveState(stopped, 2, matrix.Smooth), [][]int32{{0, 1}, {2, 3}, {4, 5, 6, 7, 8, 9, 10, 11}}},
+		{"goes on", resolveState([][]uint32{{1, 2}, {3, 4}, {1, 2}, {3, 4}}, 2, matrix.Smooth), [][]int32{{0, 1}, {2, 3}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, total, err := c.s.swapRefine(c.clusters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.s.totalCost(out); got != total {
+				t.Errorf("returned cost %+v, the clusters' cost %+v", total, got)
+			}
+			if total != (cost{}) {
+				t.Errorf("cost %+v after the swap, want 0", total)
+			}
+		})
 	}
 }
