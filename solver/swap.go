@@ -16,8 +16,8 @@ const swapExpendable = 4
 // A swap pass visits every swapProbe-th point first (a sample spread
 // over the canonical order) and stops there when its swaps, scaled to all
 // points, would raise the Jaccard by less than swapMinGain of itself.
-// The pass costs about a third of a solve: on power-law user lists it
-// gained 0.4% of the Jaccard, on dblp 7%.
+// A whole pass costs about a third of a solve: on power-law user lists
+// it gained 0.4% of the Jaccard, on dblp 7%.
 const (
 	swapProbe   = 8
 	swapMinGain = 0.01
@@ -32,11 +32,11 @@ const swapRefindSize = 32
 // swapRefine runs one swap pass over the clusters improve chose, then,
 // unless the pass stopped at its probe, one move pass, as the swaps have
 // changed the clusters the moves see. It returns the clusters and their
-// cost. Only the chosen candidate is
-// swapped: a losing candidate's pass (on user lists the Meyerson
-// candidate's, which then pays) would cost as much for nothing. On dblp
-// a second swap pass gained 0.26 Jaccard points (the first 2.4) for about
-// the first one's time.
+// cost. Only the chosen candidate is swapped: a losing candidate's pass
+// would cost as much for nothing (on user lists the Meyerson candidate,
+// which always loses there, passes its probe). On dblp a second swap
+// pass gained 0.26 Jaccard points (the first 2.4) for about the first
+// one's time.
 func (s *state) swapRefine(clusters [][]int32) ([][]int32, cost, error) {
 	r := s.newRefiner(clusters)
 	r.indexCentres()
@@ -97,8 +97,9 @@ func (r *refiner) swapPass() (swaps int, paid bool, err error) {
 // probe) or 1 (the others).
 func inPhase(p int32, phase int) bool { return (p%swapProbe == 0) == (phase == 0) }
 
-// findMissing finds, in parallel, the nearest centres of the points in
-// that findNearest left unsearched (a swap tries every user).
+// findMissing finds, in parallel, the nearest centres of the points p
+// with in(p) that findNearest left unsearched (a swap tries every user,
+// a move only those of clusters above k).
 func (r *refiner) findMissing(in func(p int32) bool) {
 	par.For(r.w, r.pr.np, 1024, func(worker, lo, hi int) {
 		cs := r.scratch(worker)
