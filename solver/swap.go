@@ -7,8 +7,8 @@ import (
 )
 
 // swapExpendable is the number of members of a cluster that a swap tries
-// to send away for a user joining it: those whose departure alone lowers
-// the cluster's s + λ·c most. Trying every member instead gained 0.16
+// to send away for a user joining it: those whose departure alone lowered
+// the cluster's s + λ·c most when its list was made (see swapRefindSize). Trying every member instead gained 0.16
 // Jaccard points on dblp (four passes each; adult and the SBM: nothing)
 // in 30 times the time.
 const swapExpendable = 4
@@ -31,7 +31,8 @@ const swapRefindSize = 32
 
 // swapRefine runs one swap pass over the clusters improve chose, then,
 // unless the pass stopped at its probe, one move pass, as the swaps have
-// changed the clusters the moves see. It returns the clusters and their
+// changed the clusters the moves see (the moves search the nearest
+// centres indexed before the swaps: indexing again costs a pass). It returns the clusters and their
 // cost. Only the chosen candidate is swapped: a losing candidate's pass
 // would cost as much for nothing (on user lists the Meyerson candidate,
 // which always loses there, passes its probe). On dblp a second swap
@@ -45,12 +46,13 @@ func (s *state) swapRefine(clusters [][]int32) ([][]int32, cost, error) {
 	if err != nil {
 		return nil, cost{}, err
 	}
+	moves := 0
 	if paid {
-		if _, err := r.movePass(); err != nil {
+		if moves, err = r.movePass(); err != nil {
 			return nil, cost{}, err
 		}
 	}
-	if swaps > 0 {
+	if swaps+moves > 0 {
 		clusters = r.clusters()
 	}
 	return clusters, r.total, nil
@@ -143,16 +145,17 @@ func (r *refiner) swapPoint(p int32, ex *expendables) int {
 
 // swapsPay reports whether the swaps of the probe (every swapProbe-th
 // point), which took the cost from start to r.total, scaled to all
-// points, raise the Jaccard J by at least swapMinGain of itself. To first
-// order a change (Δs, Δc) raises J by −(Δs + J·Δc) / (E + c), that is J
-// by −(Δs + J·Δc) / (E − s) of itself (a linear test: scaling a large
-// probe gain cannot overshoot into a meaningless cost).
+// points, raise the Jaccard J by at least swapMinGain of itself, and by
+// something. To first order a change (Δs, Δc) raises J by
+// −(Δs + J·Δc) / (E + c), that is by −(Δs + J·Δc) / (E − s) of itself.
+// The test is linear: scaling Δ itself by swapProbe and computing J again
+// could take s or c below zero.
 func (r *refiner) swapsPay(start cost) bool {
 	e := float64(r.pr.entries)
 	j := (e - float64(start.s)) / (e + float64(start.c))
 	d := r.total.minus(start)
 	gain := -(float64(d.s) + j*float64(d.c)) * swapProbe
-	return gain >= swapMinGain*(e-float64(start.s))
+	return gain > 0 && gain >= swapMinGain*(e-float64(start.s))
 }
 
 // bestSwap returns, for a user of point p (row) in cluster a, the target b

@@ -2,6 +2,8 @@ package solver
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -20,6 +22,58 @@ func swapped(t *testing.T, s *state, clusters [][]int32) (*refiner, int) {
 		t.Fatal(err)
 	}
 	return r, n
+}
+
+// swappedPaid is swapped, returning whether the pass went past its probe.
+func swappedPaid(t *testing.T, s *state, clusters [][]int32) (int, bool) {
+	t.Helper()
+	r := s.newRefiner(clusters)
+	r.indexCentres()
+	r.findNearest()
+	n, paid, err := r.swapPass()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, paid
+}
+
+// randomClusters is randomMatrix's rows in clusters of 3 to 5 users, or
+// (large) rows of two groups in clusters of 40 to 60 users, each of one
+// group but its last user.
+func randomClusters(seed uint64, large bool) (*matrix.Matrix, [][]int32) {
+	var clusters [][]int32
+	cut := func(n, lo0, span int) {
+		for lo := 0; lo < n; {
+			hi := min(n, lo+lo0+lo%span)
+			if n-hi < lo0 {
+				hi = n
+			}
+			var c []int32
+			for u := lo; u < hi; u++ {
+				c = append(c, int32(u))
+			}
+			clusters = append(clusters, c)
+			lo = hi
+		}
+	}
+	if !large {
+		m := randomMatrix(seed, 600, 30, 4)
+		cut(m.NumRows(), 3, 3)
+		return m, clusters
+	}
+	cut(600, 40, 21)
+	r := rand.New(rand.NewPCG(seed, 2))
+	m := matrix.New(600, 0)
+	for i, c := range clusters {
+		for j := range c {
+			g := uint32(i % 2)
+			if j == len(c)-1 {
+				g = 1 - g
+			}
+			m.Append(fmt.Sprintf("u%03d", c[j]), []uint32{10 * g, 10*g + 1, 10*g + 2, 10*g + 3, 10*g + 4, 100 + uint32(r.IntN(100))})
+		}
+	}
+	return m, clusters
 }
 
 // sizes is the sorted multiset of cluster sizes.
@@ -72,41 +126,41 @@ func TestSwapPass(t *testing.T) {
 				t.Errorf("clusters changed to %v", got)
 			}
 		})
-		// Random rows in random clusters of 3 to 5 users, k = 3.
-		t.Run(md.String()+"/random", func(t *testing.T) {
-			for seed := uint64(1); seed <= 3; seed++ {
-				m := randomMatrix(seed, 300, 30, 4)
-				s := &state{p: withDefaults(Params{K: 3, Mode: md, Seed: 1}), ctx: context.Background(), canon: m, pr: newProblem(m)}
-				var clusters [][]int32
-				for lo := 0; lo < m.NumRows(); {
-					hi := min(m.NumRows(), lo+3+lo%3)
-					if m.NumRows()-hi < 3 {
-						hi = m.NumRows()
+		// Random rows in clusters of 3 to 5 users; and clusters of 40 to
+		// 60 (whose expendable lists only drop who left) of one group's
+		// users (features 0..4 or 10..14, and one at random) but one of
+		// the other group's. k = 3; the same swaps with 1 and 4 workers.
+		for _, large := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/random large=%v", md, large), func(t *testing.T) {
+				for seed := uint64(1); seed <= 3; seed++ {
+					m, clusters := randomClusters(seed, large)
+					var first [][]int32
+					for _, w := range []int{1, 4} {
+						s := &state{p: withDefaults(Params{K: 3, Mode: md, Seed: 1, Workers: w}), ctx: context.Background(), canon: m, pr: newProblem(m)}
+						before := s.totalCost(clusters)
+						r, n := swapped(t, s, clusters)
+						after := r.clusters()
+						if n == 0 {
+							t.Errorf("seed %d: no swap in random clusters", seed)
+						}
+						if !slices.Equal(sizes(after), sizes(clusters)) {
+							t.Errorf("seed %d: cluster sizes changed", seed)
+						}
+						if got := s.totalCost(after); got != r.total {
+							t.Errorf("seed %d: running cost %+v, recomputed %+v", seed, r.total, got)
+						}
+						if !jaccardLess(s.pr.entries, before, r.total) {
+							t.Errorf("seed %d: cost %+v after %d swaps, was %+v: the Jaccard did not rise", seed, r.total, n, before)
+						}
+						if first == nil {
+							first = after
+						} else if !slices.EqualFunc(first, after, slices.Equal) {
+							t.Errorf("seed %d: 1 and %d workers swap differently", seed, w)
+						}
 					}
-					var c []int32
-					for u := lo; u < hi; u++ {
-						c = append(c, int32(u))
-					}
-					clusters = append(clusters, c)
-					lo = hi
 				}
-				before := s.totalCost(clusters)
-				r, n := swapped(t, s, clusters)
-				after := r.clusters()
-				if n == 0 {
-					t.Errorf("seed %d: no swap in random clusters", seed)
-				}
-				if !slices.Equal(sizes(after), sizes(clusters)) {
-					t.Errorf("seed %d: cluster sizes changed", seed)
-				}
-				if got := s.totalCost(after); got != r.total {
-					t.Errorf("seed %d: running cost %+v, recomputed %+v", seed, r.total, got)
-				}
-				if jaccardLess(s.pr.entries, r.total, before) || r.total == before {
-					t.Errorf("seed %d: cost %+v after %d swaps, was %+v: the Jaccard did not rise", seed, r.total, n, before)
-				}
-			}
-		})
+			})
+		}
 	}
 	// The probe (every swapProbe-th point: here only point 0, users u0 and
 	// u1 in a cluster of their own) finds nothing to gain, so the pass
@@ -185,6 +239,9 @@ func TestSwapRefine(t *testing.T) {
 		{"goes on", resolveState([][]uint32{{1, 2}, {3, 4}, {1, 2}, {3, 4}}, 2, matrix.Smooth), [][]int32{{0, 1}, {2, 3}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if _, paid := swappedPaid(t, c.s, c.clusters); paid != (c.name == "goes on") {
+				t.Errorf("pass went past its probe: %v", paid)
+			}
 			out, total, err := c.s.swapRefine(c.clusters)
 			if err != nil {
 				t.Fatal(err)
