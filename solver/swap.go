@@ -8,9 +8,9 @@ import (
 
 // swapExpendable is the number of members of a cluster that a swap tries
 // to send away for a user joining it: those whose departure alone lowered
-// the cluster's s + λ·c most when its list was made (see swapRefindSize). Trying every member instead gained 0.16
-// Jaccard points on dblp (four passes each; adult and the SBM: nothing)
-// in 30 times the time.
+// the cluster's s + λ·c most when its list was made (see swapRefindSize).
+// Trying every member instead gained 0.16 Jaccard points on dblp (four
+// passes each; adult and the SBM: nothing) in 30 times the time.
 const swapExpendable = 4
 
 // A swap pass visits every swapProbe-th point first (a sample spread
@@ -32,12 +32,12 @@ const swapRefindSize = 32
 // swapRefine runs one swap pass over the clusters improve chose, then,
 // unless the pass stopped at its probe, one move pass, as the swaps have
 // changed the clusters the moves see (the moves search the nearest
-// centres indexed before the swaps: indexing again costs a pass). It returns the clusters and their
-// cost. Only the chosen candidate is swapped: a losing candidate's pass
-// would cost as much for nothing (on user lists the Meyerson candidate,
-// which always loses there, passes its probe). On dblp a second swap
-// pass gained 0.26 Jaccard points (the first 2.4) for about the first
-// one's time.
+// centres indexed before the swaps: indexing again costs a pass). It
+// returns the clusters and their cost. Only the chosen candidate is
+// swapped: a losing candidate's pass would cost as much for nothing (on
+// user lists the Meyerson candidate, which always loses there, passes its
+// probe). On dblp a second swap pass gained 0.26 Jaccard points (the
+// first 2.4) for about the first one's time.
 func (s *state) swapRefine(clusters [][]int32) ([][]int32, cost, error) {
 	r := s.newRefiner(clusters)
 	r.indexCentres()
@@ -226,7 +226,8 @@ func (e *expendables) left(c, u int32) {
 		e.find(c)
 		return
 	}
-	if e.list[c] = slices.DeleteFunc(e.list[c], func(w int32) bool { return w == u }); len(e.list[c]) == 0 {
+	e.list[c] = slices.DeleteFunc(e.list[c], func(w int32) bool { return w == u })
+	if len(e.list[c]) == 0 {
 		e.find(c)
 	}
 }

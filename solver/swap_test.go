@@ -11,21 +11,9 @@ import (
 )
 
 // swapped runs one swap pass over clusters as refine would, and returns
-// the refiner and the number of swaps.
-func swapped(t *testing.T, s *state, clusters [][]int32) (*refiner, int) {
-	t.Helper()
-	r := s.newRefiner(clusters)
-	r.indexCentres()
-	r.findNearest()
-	n, _, err := r.swapPass()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, n
-}
-
-// swappedPaid is swapped, returning whether the pass went past its probe.
-func swappedPaid(t *testing.T, s *state, clusters [][]int32) (int, bool) {
+// the refiner, the number of swaps and whether the pass went past its
+// probe.
+func swapped(t *testing.T, s *state, clusters [][]int32) (*refiner, int, bool) {
 	t.Helper()
 	r := s.newRefiner(clusters)
 	r.indexCentres()
@@ -34,7 +22,7 @@ func swappedPaid(t *testing.T, s *state, clusters [][]int32) (int, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n, paid
+	return r, n, paid
 }
 
 // randomClusters is randomMatrix's rows in clusters of 3 to 5 users, or
@@ -104,7 +92,7 @@ func TestSwapPass(t *testing.T) {
 			if moves, err := r.movePass(); err != nil || moves != 0 {
 				t.Fatalf("move pass: %d moves, %v; want none (every cluster has k users)", moves, err)
 			}
-			r, n := swapped(t, s, [][]int32{{0, 1}, {2, 3}})
+			r, n, _ := swapped(t, s, [][]int32{{0, 1}, {2, 3}})
 			if n != 1 {
 				t.Errorf("%d swaps, want 1", n)
 			}
@@ -118,7 +106,7 @@ func TestSwapPass(t *testing.T) {
 		})
 		t.Run(md.String()+"/nothing to gain", func(t *testing.T) {
 			s := resolveState(crossed, 2, md)
-			r, n := swapped(t, s, [][]int32{{0, 2}, {1, 3}})
+			r, n, _ := swapped(t, s, [][]int32{{0, 2}, {1, 3}})
 			if n != 0 {
 				t.Errorf("%d swaps of pure clusters, want 0", n)
 			}
@@ -138,7 +126,7 @@ func TestSwapPass(t *testing.T) {
 					for _, w := range []int{1, 4} {
 						s := &state{p: withDefaults(Params{K: 3, Mode: md, Seed: 1, Workers: w}), ctx: context.Background(), canon: m, pr: newProblem(m)}
 						before := s.totalCost(clusters)
-						r, n := swapped(t, s, clusters)
+						r, n, _ := swapped(t, s, clusters)
 						after := r.clusters()
 						if n == 0 {
 							t.Errorf("seed %d: no swap in random clusters", seed)
@@ -169,7 +157,7 @@ func TestSwapPass(t *testing.T) {
 		rows := append([][]uint32{{9}, {9}}, crossed...)
 		s := resolveState(rows, 2, matrix.Smooth)
 		clusters := [][]int32{{0, 1}, {2, 3}, {4, 5}}
-		r, n := swapped(t, s, clusters)
+		r, n, _ := swapped(t, s, clusters)
 		if n != 0 {
 			t.Errorf("%d swaps after a probe without gain, want 0", n)
 		}
@@ -239,7 +227,7 @@ func TestSwapRefine(t *testing.T) {
 		{"goes on", resolveState([][]uint32{{1, 2}, {3, 4}, {1, 2}, {3, 4}}, 2, matrix.Smooth), [][]int32{{0, 1}, {2, 3}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if _, paid := swappedPaid(t, c.s, c.clusters); paid != (c.name == "goes on") {
+			if _, _, paid := swapped(t, c.s, c.clusters); paid != (c.name == "goes on") {
 				t.Errorf("pass went past its probe: %v", paid)
 			}
 			out, total, err := c.s.swapRefine(c.clusters)
