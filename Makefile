@@ -80,7 +80,7 @@ demo: build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(BIN) gen --model userlists --rows 50000 --columns 20000 --seed 1 --output $(DEMO)/input.parquet
 	$(BIN) run --input $(DEMO)/input.parquet --output $(DEMO)/release --k 8 --mode smooth \
-		--chunk_size 10000 --chunk_key hub --seed 1 --metrics_out $(DEMO)/report.json --pseudonym_key_out $(DEMO)/pseudonym.key
+		--chunk_size 10000 --seed 1 --metrics_out $(DEMO)/report.json --pseudonym_key_out $(DEMO)/pseudonym.key
 	$(BIN) verify --input $(DEMO)/input.parquet --output $(DEMO)/release --k 8 --mode smooth \
 		--pseudonym_key_file $(DEMO)/pseudonym.key > $(DEMO)/verify.json
 	@echo "release: $(DEMO)/release  report: $(DEMO)/report.json  independent check: $(DEMO)/verify.json (valid)"

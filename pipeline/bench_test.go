@@ -21,7 +21,7 @@ import (
 
 var (
 	benchRows     = flag.Int64("pipeline_rows", 1_000_000, "rows of the generated user lists in BenchmarkUserLists")
-	benchKey      = flag.String("pipeline_key", "spectral", "leading chunk key: spectral, hub, two_hop or minhash")
+	benchKey      = flag.String("pipeline_key", "auto", "leading chunk key: auto, spectral, hub, two_hop or minhash")
 	benchIters    = flag.Int("pipeline_iterations", 0, "rounds of the spectral key (0 = default)")
 	benchSeed     = flag.Int64("pipeline_seed", 1, "seed of BenchmarkDBLP's pipeline and whole-data solve")
 	benchRunner   = flag.String("pipeline_runner", "prism", "runner of the pipeline benchmarks (flink needs -pipeline_endpoint)")

@@ -33,6 +33,14 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err != nil {
 		return &InputError{err}
 	}
+	auto, err := resolveKey(&p, files)
+	if err != nil {
+		return &InputError{err}
+	}
+	key := p.Key.String()
+	if auto != nil {
+		key += fmt.Sprintf(" (auto: %.3f of the sampled coordinate's variance on 1%% of %d rows)", auto.TopShare, auto.SampleRows)
+	}
 	if p.RunID == "" {
 		p.RunID = "dryrun"
 	}
@@ -66,8 +74,8 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 		names = append(names, t.GetUniqueName())
 	}
 	sort.Strings(names)
-	fmt.Fprintf(w, "# dry run: %d input files, %d rows, ~%d chunks, %d transforms, runner %s\n",
-		len(files), total, max(1, total/p.ChunkSize), len(names), p.Runner)
+	fmt.Fprintf(w, "# dry run: %d input files, %d rows, ~%d chunks, chunk key %s, %d transforms, runner %s\n",
+		len(files), total, max(1, total/p.ChunkSize), key, len(names), p.Runner)
 	_, err = io.WriteString(w, prototext.Format(model))
 	return err
 }

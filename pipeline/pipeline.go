@@ -69,8 +69,9 @@ type Params struct {
 	Beta, Restarts, Workers int
 	Variant                 solver.Variant
 	Search                  solver.Search
-	// Key leads the chunking sort key (see transforms.Key). Optional;
-	// default transforms.KeySpectral.
+	// Key leads the chunking sort key (see transforms.Key); KeyAuto
+	// picks spectral or hub from a sample of the input
+	// (transforms.ChooseKey). Optional; default transforms.KeySpectral.
 	Key transforms.Key
 	// SpectralIterations is the number of averaging rounds of the spectral
 	// key. Optional; default transforms.DefaultSpectralIterations.
@@ -110,7 +111,7 @@ func CheckParams(p Params) error {
 	if cs < 2*int64(p.K) {
 		return fmt.Errorf("chunk size %d below 2k=%d", cs, 2*p.K)
 	}
-	if p.Key < transforms.KeySpectral || p.Key > transforms.KeyMinHash {
+	if p.Key < transforms.KeySpectral || p.Key > transforms.KeyAuto {
 		return fmt.Errorf("invalid chunk key %d", int(p.Key))
 	}
 	if p.SpectralIterations < 0 || p.SpectralIterations > 1000 {
@@ -269,6 +270,10 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 			return nil, err
 		}
 	}
+	auto, err := resolveKey(&p, files)
+	if err != nil {
+		return nil, &InputError{err}
+	}
 	staging, err := makeStaging(ctx, out, p.RunID)
 	if err != nil {
 		return nil, &InputError{err}
@@ -318,6 +323,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	}
 	if rep.Pipeline != nil {
 		rep.Pipeline.ChunkKey = p.Key.String()
+		rep.Pipeline.ChunkKeyAuto = auto
 		rep.Pipeline.Counters = res.Counters
 		rep.Pipeline.Distributions = map[string]*smoothanonpb.Distribution{}
 		for name, d := range res.Distributions {

@@ -296,3 +296,49 @@ func TestCheckParams(t *testing.T) {
 		}
 	}
 }
+
+// TestRunKeyAuto: KeyAuto chunks generated user lists by the hub key and a
+// block model by the spectral key, and the report says which and why.
+func TestRunKeyAuto(t *testing.T) {
+	ul, err := gen.UserListsMatrix(gen.UserListsParams{Rows: 3000, Columns: 1e5, MeanDegree: 10, Zipf: 1.1, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := gen.SBM(gen.SBMParams{N: 2000, S: 20, Q: 0.5, P: 0.002, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		m    *matrix.Matrix
+		want transforms.Key
+	}{
+		{"user lists", ul, transforms.KeyHub},
+		{"block model", blocks, transforms.KeySpectral},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := Params{Input: writeParts(t, dir, c.m, 2), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 1000, Seed: 1,
+				Key: transforms.KeyAuto}
+			res := runOK(t, p)
+			auto := res.Report.Pipeline.ChunkKeyAuto
+			if got := res.Report.Pipeline.ChunkKey; got != c.want.String() || auto == nil || auto.SampleRows < 1000 {
+				t.Fatalf("report chunk key %q, auto %v; want %q with its evidence", got, auto, c.want)
+			}
+			if (auto.TopShare > 0.9) != (c.want == transforms.KeyHub) {
+				t.Errorf("top share %v does not match the key %v", auto.TopShare, c.want)
+			}
+			out, _ := readRelease(t, p.Output)
+			if chk, err := verify.Check(c.m, out, verify.Params{K: 4}); err != nil || !chk.Valid {
+				t.Fatalf("verify.Check: %v %v", err, chk.GetProblems())
+			}
+		})
+	}
+	// A key given explicitly is used as it is, with no evidence.
+	dir := t.TempDir()
+	p := Params{Input: writeParts(t, dir, ul, 1), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 1000, Seed: 1,
+		Key: transforms.KeyMinHash}
+	if res := runOK(t, p); res.Report.Pipeline.ChunkKey != "minhash" || res.Report.Pipeline.ChunkKeyAuto != nil {
+		t.Errorf("explicit key: report %q, auto %v", res.Report.Pipeline.ChunkKey, res.Report.Pipeline.ChunkKeyAuto)
+	}
+}

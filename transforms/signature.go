@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -45,9 +46,12 @@ const (
 	KeyTwoHop
 	// KeyMinHash uses the plain MinHash signature: no extra shuffle.
 	KeyMinHash
+	// KeyAuto is KeySpectral or KeyHub, chosen by ChooseKey from a sample
+	// of the input before the pipeline is built (see autokey.go).
+	KeyAuto
 )
 
-var keyNames = []string{KeySpectral: "spectral", KeyHub: "hub", KeyTwoHop: "two_hop", KeyMinHash: "minhash"}
+var keyNames = []string{KeySpectral: "spectral", KeyHub: "hub", KeyTwoHop: "two_hop", KeyMinHash: "minhash", KeyAuto: "auto"}
 
 // String returns the flag name of the key.
 func (k Key) String() string {
@@ -57,14 +61,14 @@ func (k Key) String() string {
 	return fmt.Sprintf("Key(%d)", int(k))
 }
 
-// ParseKey parses spectral, hub, two_hop or minhash.
+// ParseKey parses auto, spectral, hub, two_hop or minhash.
 func ParseKey(s string) (Key, error) {
 	for k, name := range keyNames {
 		if s == name {
 			return Key(k), nil
 		}
 	}
-	return 0, fmt.Errorf("invalid chunk key %q (want spectral, hub, two_hop or minhash)", s)
+	return 0, fmt.Errorf("invalid chunk key %q (want auto, spectral, hub, two_hop or minhash)", s)
 }
 
 // SignatureParams configure Signature.
@@ -72,7 +76,8 @@ type SignatureParams struct {
 	// Seed derives the MinHash functions and the spectral start values.
 	// Optional; default 0.
 	Seed int64
-	// Key leads the sort key. Optional; default KeySpectral.
+	// Key leads the sort key. Optional; default KeySpectral; not KeyAuto
+	// (ChooseKey resolves it first).
 	Key Key
 	// Iterations is the number of averaging rounds of KeySpectral.
 	// Optional; default DefaultSpectralIterations (0 means default); at
@@ -82,6 +87,8 @@ type SignatureParams struct {
 
 func checkSignatureParams(p SignatureParams) error {
 	switch {
+	case p.Key == KeyAuto:
+		return errors.New("signature: key auto must be resolved by ChooseKey before the pipeline is built")
 	case p.Key < KeySpectral || p.Key > KeyMinHash:
 		return fmt.Errorf("signature: invalid key %d", int(p.Key))
 	case p.Iterations < 0 || p.Iterations > 1000:

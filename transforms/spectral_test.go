@@ -200,6 +200,7 @@ func TestCheckSignatureParams(t *testing.T) {
 		{SignatureParams{}, true},
 		{SignatureParams{Key: KeyMinHash, Seed: -3}, true},
 		{SignatureParams{Key: KeySpectral, Iterations: 1}, true},
+		{SignatureParams{Key: KeyAuto}, false}, // resolved by ChooseKey first
 		{SignatureParams{Key: Key(9)}, false},
 		{SignatureParams{Key: Key(-1)}, false},
 		{SignatureParams{Iterations: -1}, false},
@@ -209,7 +210,7 @@ func TestCheckSignatureParams(t *testing.T) {
 			t.Errorf("checkSignatureParams(%+v) = %v, want ok=%v", c.p, err, c.okay)
 		}
 	}
-	for _, k := range []Key{KeySpectral, KeyHub, KeyTwoHop, KeyMinHash} {
+	for _, k := range []Key{KeySpectral, KeyHub, KeyTwoHop, KeyMinHash, KeyAuto} {
 		if got, err := ParseKey(k.String()); err != nil || got != k {
 			t.Errorf("ParseKey(%q) = %v, %v", k.String(), got, err)
 		}

@@ -55,5 +55,5 @@ func dedupeFlag(fs *flag.FlagSet, usage string) *matrix.DedupePolicy {
 }
 
 func chunkKeyFlag(fs *flag.FlagSet) *transforms.Key {
-	return choiceFlag(fs, "chunk_key", "spectral", transforms.ParseKey, "what leads the chunk sort order: spectral (a smoothed coordinate that keeps communities in one chunk, for graph-like data; per iteration one pass over the rows and a shuffle of per-bundle feature sums), hub (the row's most frequent feature: better for lists without community structure), two_hop (two-hop MinHash) or minhash (plain MinHash, no extra pass)")
+	return choiceFlag(fs, "chunk_key", "auto", transforms.ParseKey, "what leads the chunk sort order: auto (spectral or hub, chosen from a sample of the input: hub when the sampled spectral coordinate sits on a few rows, as on lists without community structure), spectral (a smoothed coordinate that keeps communities in one chunk, for graph-like data; per iteration one pass over the rows and a shuffle of per-bundle feature sums), hub (the row's most frequent feature: better for lists without community structure), two_hop (two-hop MinHash) or minhash (plain MinHash, no extra pass)")
 }

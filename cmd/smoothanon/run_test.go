@@ -78,7 +78,9 @@ func TestRunCommand(t *testing.T) {
 	if code := runMain(dry, &stdout, &stderr); code != 0 {
 		t.Fatalf("dry run exit %d: %s", code, stderr.String())
 	}
-	if !strings.Contains(stdout.String(), "Solve") || !strings.Contains(stdout.String(), "# dry run: 1 input files, 400 rows") {
+	// The default --chunk_key auto says what it chose (400 rows: too few
+	// to leave the spectral key) and on what evidence.
+	if !strings.Contains(stdout.String(), "Solve") || !strings.Contains(stdout.String(), "# dry run: 1 input files, 400 rows, ~1 chunks, chunk key spectral (auto: ") {
 		t.Errorf("dry run output lacks the summary or the Solve transform:\n%.400s", stdout.String())
 	}
 	flag.CommandLine.Set("dry_run", "false") // Beam's flag lives on the global set

@@ -285,6 +285,7 @@ type PipelineInfo struct {
 	ChunkKey      string                   `protobuf:"bytes,8,opt,name=chunk_key,json=chunkKey,proto3" json:"chunk_key,omitempty"`                                                                      // what leads the chunk sort key: "spectral", "hub", "two_hop" or "minhash"
 	Counters      map[string]int64         `protobuf:"bytes,9,rep,name=counters,proto3" json:"counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`           // Beam counters, "namespace/name" summed over steps
 	Distributions map[string]*Distribution `protobuf:"bytes,10,rep,name=distributions,proto3" json:"distributions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // Beam distributions (stddev not reported by Beam)
+	ChunkKeyAuto  *ChunkKeyAuto            `protobuf:"bytes,11,opt,name=chunk_key_auto,json=chunkKeyAuto,proto3" json:"chunk_key_auto,omitempty"`                                                       // set when --chunk_key auto chose chunk_key
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -389,6 +390,69 @@ func (x *PipelineInfo) GetDistributions() map[string]*Distribution {
 	return nil
 }
 
+func (x *PipelineInfo) GetChunkKeyAuto() *ChunkKeyAuto {
+	if x != nil {
+		return x.ChunkKeyAuto
+	}
+	return nil
+}
+
+// ChunkKeyAuto is the evidence behind an automatic choice of the chunk key
+// (transforms.ChooseKey): the spectral rounds run on a sample of the rows,
+// and the hub key is chosen when the sampled coordinate's variance sits on
+// a few rows.
+type ChunkKeyAuto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SampleRows    int64                  `protobuf:"varint,1,opt,name=sample_rows,json=sampleRows,proto3" json:"sample_rows,omitempty"` // sampled rows holding a feature another sampled row holds
+	TopShare      float64                `protobuf:"fixed64,2,opt,name=top_share,json=topShare,proto3" json:"top_share,omitempty"`      // share of the coordinate's variance on its top 1% of rows
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChunkKeyAuto) Reset() {
+	*x = ChunkKeyAuto{}
+	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChunkKeyAuto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChunkKeyAuto) ProtoMessage() {}
+
+func (x *ChunkKeyAuto) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChunkKeyAuto.ProtoReflect.Descriptor instead.
+func (*ChunkKeyAuto) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ChunkKeyAuto) GetSampleRows() int64 {
+	if x != nil {
+		return x.SampleRows
+	}
+	return 0
+}
+
+func (x *ChunkKeyAuto) GetTopShare() float64 {
+	if x != nil {
+		return x.TopShare
+	}
+	return 0
+}
+
 // BaselineInfo describes a release computed by one of the paper's baselines
 // (package baseline).
 type BaselineInfo struct {
@@ -408,7 +472,7 @@ type BaselineInfo struct {
 
 func (x *BaselineInfo) Reset() {
 	*x = BaselineInfo{}
-	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	mi := &file_proto_smoothanon_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -420,7 +484,7 @@ func (x *BaselineInfo) String() string {
 func (*BaselineInfo) ProtoMessage() {}
 
 func (x *BaselineInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	mi := &file_proto_smoothanon_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -433,7 +497,7 @@ func (x *BaselineInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BaselineInfo.ProtoReflect.Descriptor instead.
 func (*BaselineInfo) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{4}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *BaselineInfo) GetMethod() string {
@@ -547,7 +611,7 @@ type RunReport struct {
 
 func (x *RunReport) Reset() {
 	*x = RunReport{}
-	mi := &file_proto_smoothanon_proto_msgTypes[5]
+	mi := &file_proto_smoothanon_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +623,7 @@ func (x *RunReport) String() string {
 func (*RunReport) ProtoMessage() {}
 
 func (x *RunReport) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[5]
+	mi := &file_proto_smoothanon_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +636,7 @@ func (x *RunReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunReport.ProtoReflect.Descriptor instead.
 func (*RunReport) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{5}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RunReport) GetMode() string {
@@ -802,7 +866,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\fcluster_size\x18\x06 \x01(\v2\x1b.smoothanon.v1.DistributionR\vclusterSize\x12#\n" +
 	"\rfacility_cost\x18\a \x01(\x01R\ffacilityCost\x12\x18\n" +
 	"\aseconds\x18\b \x01(\x01R\aseconds\x12)\n" +
-	"\x10neighbour_search\x18\t \x01(\tR\x0fneighbourSearch\"\xcf\x04\n" +
+	"\x10neighbour_search\x18\t \x01(\tR\x0fneighbourSearch\"\x92\x05\n" +
 	"\fPipelineInfo\x12\x16\n" +
 	"\x06runner\x18\x01 \x01(\tR\x06runner\x12\x1d\n" +
 	"\n" +
@@ -817,13 +881,18 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\tchunk_key\x18\b \x01(\tR\bchunkKey\x12E\n" +
 	"\bcounters\x18\t \x03(\v2).smoothanon.v1.PipelineInfo.CountersEntryR\bcounters\x12T\n" +
 	"\rdistributions\x18\n" +
-	" \x03(\v2..smoothanon.v1.PipelineInfo.DistributionsEntryR\rdistributions\x1a;\n" +
+	" \x03(\v2..smoothanon.v1.PipelineInfo.DistributionsEntryR\rdistributions\x12A\n" +
+	"\x0echunk_key_auto\x18\v \x01(\v2\x1b.smoothanon.v1.ChunkKeyAutoR\fchunkKeyAuto\x1a;\n" +
 	"\rCountersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a]\n" +
 	"\x12DistributionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
-	"\x05value\x18\x02 \x01(\v2\x1b.smoothanon.v1.DistributionR\x05value:\x028\x01\"\xa5\x02\n" +
+	"\x05value\x18\x02 \x01(\v2\x1b.smoothanon.v1.DistributionR\x05value:\x028\x01\"L\n" +
+	"\fChunkKeyAuto\x12\x1f\n" +
+	"\vsample_rows\x18\x01 \x01(\x03R\n" +
+	"sampleRows\x12\x1b\n" +
+	"\ttop_share\x18\x02 \x01(\x01R\btopShare\"\xa5\x02\n" +
 	"\fBaselineInfo\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\f\n" +
 	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x18\n" +
@@ -886,33 +955,35 @@ func file_proto_smoothanon_proto_rawDescGZIP() []byte {
 	return file_proto_smoothanon_proto_rawDescData
 }
 
-var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_proto_smoothanon_proto_goTypes = []any{
 	(*Row)(nil),          // 0: smoothanon.v1.Row
 	(*Distribution)(nil), // 1: smoothanon.v1.Distribution
 	(*SolveInfo)(nil),    // 2: smoothanon.v1.SolveInfo
 	(*PipelineInfo)(nil), // 3: smoothanon.v1.PipelineInfo
-	(*BaselineInfo)(nil), // 4: smoothanon.v1.BaselineInfo
-	(*RunReport)(nil),    // 5: smoothanon.v1.RunReport
-	nil,                  // 6: smoothanon.v1.PipelineInfo.CountersEntry
-	nil,                  // 7: smoothanon.v1.PipelineInfo.DistributionsEntry
+	(*ChunkKeyAuto)(nil), // 4: smoothanon.v1.ChunkKeyAuto
+	(*BaselineInfo)(nil), // 5: smoothanon.v1.BaselineInfo
+	(*RunReport)(nil),    // 6: smoothanon.v1.RunReport
+	nil,                  // 7: smoothanon.v1.PipelineInfo.CountersEntry
+	nil,                  // 8: smoothanon.v1.PipelineInfo.DistributionsEntry
 }
 var file_proto_smoothanon_proto_depIdxs = []int32{
 	1,  // 0: smoothanon.v1.SolveInfo.cluster_size:type_name -> smoothanon.v1.Distribution
 	1,  // 1: smoothanon.v1.PipelineInfo.chunk_rows:type_name -> smoothanon.v1.Distribution
-	6,  // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
-	7,  // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
-	1,  // 4: smoothanon.v1.BaselineInfo.partition_size:type_name -> smoothanon.v1.Distribution
-	1,  // 5: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
-	2,  // 6: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
-	3,  // 7: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
-	4,  // 8: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
-	1,  // 9: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	7,  // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
+	8,  // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
+	4,  // 4: smoothanon.v1.PipelineInfo.chunk_key_auto:type_name -> smoothanon.v1.ChunkKeyAuto
+	1,  // 5: smoothanon.v1.BaselineInfo.partition_size:type_name -> smoothanon.v1.Distribution
+	1,  // 6: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
+	2,  // 7: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
+	3,  // 8: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
+	5,  // 9: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
+	1,  // 10: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_proto_smoothanon_proto_init() }
@@ -926,7 +997,7 @@ func file_proto_smoothanon_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_smoothanon_proto_rawDesc), len(file_proto_smoothanon_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,205 @@
+package transforms
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+// KeyAuto is not a key of its own: ChooseKey picks KeySpectral or KeyHub
+// from a sample of the input before the pipeline is built, and Signature
+// refuses it.
+//
+// The spectral coordinate orders rows well when it is spread over them:
+// then rows with near values share features. On lists without community
+// structure (independent power-law interest lists) its slowest-mixing
+// direction sits on a few rows that hold rare features together, and the
+// coordinate of every other row is noise; there the hub key gives a higher
+// Jaccard, with one pass over the rows instead of eleven.
+//
+// ChooseKey runs the spectral rounds on a sample of the rows, in memory,
+// and measures how concentrated the result is: the share of the
+// coordinate's variance carried by its top 1% of rows. Above
+// autoHubShare, the hub key is chosen.
+const (
+	// autoSampleRows bounds the sample.
+	autoSampleRows = 1 << 16
+	// autoSampleSlots is the number of places the sample is read from:
+	// evenly spaced files, and evenly spaced row groups within them, so a
+	// sorted input is not judged by its first rows only.
+	autoSampleSlots = 8
+	// autoMinRows is the least sample (rows holding a feature that another
+	// sampled row holds too) that may choose the hub key; smaller samples
+	// keep the spectral key.
+	autoMinRows = 1000
+	// autoHubShare is the share of the sampled coordinate's variance on its
+	// top 1% of rows above which the hub key is chosen. Measured on 64Ki
+	// sampled rows (docs/pipeline.md): generated user lists 0.997–1.000,
+	// dblp 0.10–0.56, stochastic block models 0.04–0.20, adult and
+	// playstore below 0.1.
+	autoHubShare = 0.9
+)
+
+// KeyChoice is the outcome of ChooseKey.
+type KeyChoice struct {
+	// Key is KeySpectral or KeyHub.
+	Key Key
+	// SampleRows is the number of sampled rows the statistic used: those
+	// holding a feature that another sampled row holds too.
+	SampleRows int64
+	// TopShare is the share of the sampled spectral coordinate's variance
+	// on its top 1% of rows.
+	TopShare float64
+}
+
+// ChooseKey reads a sample of the rows of files (sorted Parquet paths, as
+// the pipeline reads them) and picks the chunk key for them (see
+// KeyAuto). The choice depends only on the files and the seed, so every
+// runner builds the same pipeline.
+func ChooseKey(files []string, seed int64) (KeyChoice, error) {
+	rows, err := sampleRows(files, autoSampleRows, autoSampleSlots)
+	if err != nil {
+		return KeyChoice{}, fmt.Errorf("chunk key auto: %w", err)
+	}
+	share, used := topShare(rows, seed, DefaultSpectralIterations)
+	c := KeyChoice{Key: KeySpectral, SampleRows: int64(used), TopShare: share}
+	if used >= autoMinRows && share > autoHubShare {
+		c.Key = KeyHub
+	}
+	return c, nil
+}
+
+var errSampleFull = errors.New("sample full")
+
+// sampleRows reads up to maxRows non-empty rows from slots places: up to
+// slots evenly spaced files, and in each the first rows of evenly spaced
+// row groups, an equal share from each.
+func sampleRows(files []string, maxRows, slots int) ([][]uint32, error) {
+	nf := min(slots, len(files))
+	perFile := (slots + nf - 1) / max(nf, 1)
+	var rows [][]uint32
+	for j := 0; j < nf; j++ {
+		f, err := matrix.OpenFile(files[j*len(files)/nf])
+		if err != nil {
+			return nil, err
+		}
+		ng := min(perFile, f.NumRowGroups())
+		for i := 0; i < ng; i++ {
+			quota := maxRows / (nf * ng)
+			err := f.ReadRowGroup(i*f.NumRowGroups()/ng, func(_ string, feats []uint32) error {
+				if quota == 0 {
+					return errSampleFull
+				}
+				if len(feats) > 0 {
+					rows = append(rows, slices.Clone(feats))
+					quota--
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, errSampleFull) {
+				f.Close()
+				return nil, err
+			}
+		}
+		f.Close()
+	}
+	return rows, nil
+}
+
+// topShare runs rounds spectral rounds (the pipeline's integer
+// arithmetic, spectral.go) on rows, counting only features that at least
+// two of them hold (a feature seen once says nothing about which rows
+// belong together), and returns the share of the final row coordinates'
+// squared deviation from their mean carried by the top 1% of rows, and
+// the number of rows counted. With fewer than two rows, or no deviation at
+// all, the coordinate orders nothing: the share is 1.
+func topShare(rows [][]uint32, seed int64, rounds int) (float64, int) {
+	deg := map[uint32]int32{}
+	for _, r := range rows {
+		for _, f := range r {
+			deg[f]++
+		}
+	}
+	dense := map[uint32]int32{} // shared feature -> dense id
+	var x []int64               // dense id -> coordinate
+	var n []int64               // dense id -> holders
+	s := spectralSeed(seed)
+	var kept [][]int32
+	for _, r := range rows {
+		var k []int32
+		for _, f := range r {
+			if deg[f] < 2 {
+				continue
+			}
+			id, ok := dense[f]
+			if !ok {
+				id = int32(len(x))
+				dense[f] = id
+				x = append(x, initCoord(s, f))
+				n = append(n, int64(deg[f]))
+			}
+			k = append(k, id)
+		}
+		if len(k) > 0 {
+			kept = append(kept, k)
+		}
+	}
+	if len(kept) < 2 {
+		return 1, len(kept)
+	}
+	y := make([]int64, len(kept))
+	sum := make([]int64, len(x))
+	for round := 0; round < rounds; round++ {
+		for i, k := range kept {
+			var t int64
+			for _, id := range k {
+				t += x[id]
+			}
+			y[i] = t / int64(len(k))
+		}
+		if round == rounds-1 {
+			break
+		}
+		clear(sum)
+		for i, k := range kept {
+			for _, id := range k {
+				sum[id] += y[i]
+			}
+		}
+		for id := range x {
+			x[id] = sum[id] / n[id]
+		}
+	}
+	return concentration(y), len(kept)
+}
+
+// concentration is the share of the squared deviations of y from their
+// (truncated) mean carried by the largest 1% of them (at least one), or 1
+// when they are all zero. y holds at most autoSampleRows = 2^16 values in
+// [-2^29, 2^29): each square, below 2^60, is scaled down by 2^16, so their
+// sum fits a uint64.
+func concentration(y []int64) float64 {
+	var t int64
+	for _, v := range y {
+		t += v
+	}
+	mean := t / int64(len(y))
+	sq := make([]uint64, len(y))
+	var all uint64
+	for i, v := range y {
+		d := v - mean
+		sq[i] = uint64(d*d) >> 16
+		all += sq[i]
+	}
+	if all == 0 {
+		return 1
+	}
+	slices.Sort(sq)
+	var top uint64
+	for _, v := range sq[len(sq)-max(1, len(sq)/100):] {
+		top += v
+	}
+	return float64(top) / float64(all)
+}
