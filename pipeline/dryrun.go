@@ -18,8 +18,9 @@ import (
 
 // DryRun builds the pipeline for p without running it and writes the Beam
 // pipeline proto (the portable job graph a runner would receive) to w as
-// text, preceded by a one-line summary. It reads only the input footers
-// and touches no output.
+// text, preceded by a one-line summary. It reads the input footers (and,
+// with --chunk_key auto, a sample of up to 65,536 rows) and touches no
+// output.
 func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err := CheckParams(p); err != nil {
 		return &InputError{err}

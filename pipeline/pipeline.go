@@ -167,6 +167,7 @@ func Inspect(spec string) (files []string, rows int64, err error) {
 }
 
 // Build constructs the pipeline for files (sorted) writing into staging.
+// p.Key must not be transforms.KeyAuto: Run and DryRun resolve it first.
 func Build(p Params, files []string, staging string) *beam.Pipeline {
 	return build(p, files, staging, hooks{})
 }

@@ -325,9 +325,6 @@ func TestRunKeyAuto(t *testing.T) {
 			if got := res.Report.Pipeline.ChunkKey; got != c.want.String() || auto == nil || auto.SampleRows < 1000 {
 				t.Fatalf("report chunk key %q, auto %v; want %q with its evidence", got, auto, c.want)
 			}
-			if (auto.TopShare > 0.9) != (c.want == transforms.KeyHub) {
-				t.Errorf("top share %v does not match the key %v", auto.TopShare, c.want)
-			}
 			out, _ := readRelease(t, p.Output)
 			if chk, err := verify.Check(c.m, out, verify.Params{K: 4}); err != nil || !chk.Valid {
 				t.Fatalf("verify.Check: %v %v", err, chk.GetProblems())

@@ -3,6 +3,7 @@ package transforms
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/smoothanon/smoothanon/matrix"
@@ -19,8 +20,9 @@ import (
 // coordinate of every other row is noise; there the hub key gives a higher
 // Jaccard, with one pass over the rows instead of eleven.
 //
-// ChooseKey runs the spectral rounds on a sample of the rows, in memory,
-// and measures how concentrated the result is: the share of the
+// ChooseKey runs DefaultSpectralIterations spectral rounds (whatever
+// --spectral_iterations says: the threshold was measured there) on a
+// sample of the rows, in memory, and measures how concentrated the result is: the share of the
 // coordinate's variance carried by its top 1% of rows. Above
 // autoHubShare, the hub key is chosen.
 const (
@@ -64,18 +66,25 @@ func ChooseKey(files []string, seed int64) (KeyChoice, error) {
 		return KeyChoice{}, fmt.Errorf("chunk key auto: %w", err)
 	}
 	share, used := topShare(rows, seed, DefaultSpectralIterations)
-	c := KeyChoice{Key: KeySpectral, SampleRows: int64(used), TopShare: share}
+	return KeyChoice{Key: choose(share, used), SampleRows: int64(used), TopShare: share}, nil
+}
+
+// choose is the key for a sample of used rows whose coordinate has share
+// of its variance on its top 1% of rows.
+func choose(share float64, used int) Key {
 	if used >= autoMinRows && share > autoHubShare {
-		c.Key = KeyHub
+		return KeyHub
 	}
-	return c, nil
+	return KeySpectral
 }
 
 var errSampleFull = errors.New("sample full")
 
 // sampleRows reads up to maxRows non-empty rows from slots places: up to
-// slots evenly spaced files, and in each the first rows of evenly spaced
-// row groups, an equal share from each.
+// slots evenly spaced files, each cut into up to slots/files equal ranges
+// of row groups; every range gives an equal share, read from its first
+// row group on until the share is full or the range ends. (A file of one
+// row group is one range: its first rows stand for it.)
 func sampleRows(files []string, maxRows, slots int) ([][]uint32, error) {
 	nf := min(slots, len(files))
 	perFile := (slots + nf - 1) / max(nf, 1)
@@ -85,22 +94,25 @@ func sampleRows(files []string, maxRows, slots int) ([][]uint32, error) {
 		if err != nil {
 			return nil, err
 		}
-		ng := min(perFile, f.NumRowGroups())
+		g := f.NumRowGroups()
+		ng := min(perFile, g)
 		for i := 0; i < ng; i++ {
 			quota := maxRows / (nf * ng)
-			err := f.ReadRowGroup(i*f.NumRowGroups()/ng, func(_ string, feats []uint32) error {
-				if quota == 0 {
-					return errSampleFull
+			for grp := i * g / ng; grp < (i+1)*g/ng && quota > 0; grp++ {
+				err := f.ReadRowGroup(grp, func(_ string, feats []uint32) error {
+					if quota == 0 {
+						return errSampleFull
+					}
+					if len(feats) > 0 {
+						rows = append(rows, slices.Clone(feats))
+						quota--
+					}
+					return nil
+				})
+				if err != nil && !errors.Is(err, errSampleFull) {
+					f.Close()
+					return nil, err
 				}
-				if len(feats) > 0 {
-					rows = append(rows, slices.Clone(feats))
-					quota--
-				}
-				return nil
-			})
-			if err != nil && !errors.Is(err, errSampleFull) {
-				f.Close()
-				return nil, err
 			}
 		}
 		f.Close()
@@ -108,8 +120,8 @@ func sampleRows(files []string, maxRows, slots int) ([][]uint32, error) {
 	return rows, nil
 }
 
-// topShare runs rounds spectral rounds (the pipeline's integer
-// arithmetic, spectral.go) on rows, counting only features that at least
+// topShare runs rounds spectral rounds (as the pipeline does, spectral.go:
+// rounds feature means, then the rows' means, in integers) on rows, counting only features that at least
 // two of them hold (a feature seen once says nothing about which rows
 // belong together), and returns the share of the final row coordinates'
 // squared deviation from their mean carried by the top 1% of rows, and
@@ -151,7 +163,7 @@ func topShare(rows [][]uint32, seed int64, rounds int) (float64, int) {
 	}
 	y := make([]int64, len(kept))
 	sum := make([]int64, len(x))
-	for round := 0; round < rounds; round++ {
+	for round := 0; ; round++ {
 		for i, k := range kept {
 			var t int64
 			for _, id := range k {
@@ -159,7 +171,7 @@ func topShare(rows [][]uint32, seed int64, rounds int) (float64, int) {
 			}
 			y[i] = t / int64(len(k))
 		}
-		if round == rounds-1 {
+		if round == rounds {
 			break
 		}
 		clear(sum)
@@ -177,9 +189,9 @@ func topShare(rows [][]uint32, seed int64, rounds int) (float64, int) {
 
 // concentration is the share of the squared deviations of y from their
 // (truncated) mean carried by the largest 1% of them (at least one), or 1
-// when they are all zero. y holds at most autoSampleRows = 2^16 values in
-// [-2^29, 2^29): each square, below 2^60, is scaled down by 2^16, so their
-// sum fits a uint64.
+// when they are all zero (a coordinate that converged to one value orders
+// nothing). y holds values in [-2^29, 2^29): each square is below 2^60,
+// and the squares are summed exactly in 128 bits.
 func concentration(y []int64) float64 {
 	var t int64
 	for _, v := range y {
@@ -187,19 +199,25 @@ func concentration(y []int64) float64 {
 	}
 	mean := t / int64(len(y))
 	sq := make([]uint64, len(y))
-	var all uint64
 	for i, v := range y {
 		d := v - mean
-		sq[i] = uint64(d*d) >> 16
-		all += sq[i]
+		sq[i] = uint64(d * d)
 	}
+	slices.Sort(sq)
+	all := sum128(sq)
 	if all == 0 {
 		return 1
 	}
-	slices.Sort(sq)
-	var top uint64
-	for _, v := range sq[len(sq)-max(1, len(sq)/100):] {
-		top += v
+	return sum128(sq[len(sq)-max(1, len(sq)/100):]) / all
+}
+
+// sum128 is the exact sum of v, as a float64.
+func sum128(v []uint64) float64 {
+	var hi, lo uint64
+	for _, x := range v {
+		var c uint64
+		lo, c = bits.Add64(lo, x, 0)
+		hi += c
 	}
-	return float64(top) / float64(all)
+	return float64(float64(hi)*0x1p64) + float64(lo)
 }
