@@ -266,17 +266,7 @@ func (r *refiner) eachTarget(p, a int32, top []int32, try func(c int32)) {
 // clusters returns the non-empty clusters, their members in canonical
 // order.
 func (r *refiner) clusters() [][]int32 {
-	out := make([][]int32, len(r.st))
-	for u := int32(0); u < int32(r.pr.n); u++ {
-		out[r.cl[u]] = append(out[r.cl[u]], u)
-	}
-	res := out[:0]
-	for _, mem := range out {
-		if len(mem) > 0 {
-			res = append(res, mem)
-		}
-	}
-	return res
+	return slices.DeleteFunc(r.members(), func(mem []int32) bool { return len(mem) == 0 })
 }
 
 // members returns every cluster's members (none for an emptied one), in

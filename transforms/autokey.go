@@ -87,43 +87,51 @@ var errSampleFull = errors.New("sample full")
 // row group is one range: its first rows stand for it.)
 func sampleRows(files []string, maxRows, slots int) ([][]uint32, error) {
 	nf := min(slots, len(files))
-	perFile := (slots + nf - 1) / max(nf, 1)
 	var rows [][]uint32
 	for j := 0; j < nf; j++ {
-		f, err := matrix.OpenFile(files[j*len(files)/nf])
-		if err != nil {
+		var err error
+		if rows, err = sampleFile(rows, files[j*len(files)/nf], (slots+nf-1)/nf, maxRows/nf); err != nil {
 			return nil, err
 		}
-		g := f.NumRowGroups()
-		ng := min(perFile, g)
-		for i := 0; i < ng; i++ {
-			quota := maxRows / (nf * ng)
-			for grp := i * g / ng; grp < (i+1)*g/ng && quota > 0; grp++ {
-				err := f.ReadRowGroup(grp, func(_ string, feats []uint32) error {
-					if quota == 0 {
-						return errSampleFull
-					}
-					if len(feats) > 0 {
-						rows = append(rows, slices.Clone(feats))
-						quota--
-					}
-					return nil
-				})
-				if err != nil && !errors.Is(err, errSampleFull) {
-					f.Close()
-					return nil, err
-				}
-			}
-		}
-		f.Close()
 	}
 	return rows, nil
 }
 
-// topShare runs rounds spectral rounds (as the pipeline does, spectral.go:
-// rounds feature means, then the rows' means, in integers) on rows, counting only features that at least
-// two of them hold (a feature seen once says nothing about which rows
-// belong together), and returns the share of the final row coordinates'
+// sampleFile appends to rows up to quota non-empty rows of path, in equal
+// shares from up to ranges equal ranges of its row groups.
+func sampleFile(rows [][]uint32, path string, ranges, quota int) ([][]uint32, error) {
+	f, err := matrix.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	g := f.NumRowGroups()
+	ng := min(ranges, g)
+	for i := 0; i < ng; i++ {
+		share := quota / ng
+		for grp := i * g / ng; grp < (i+1)*g/ng && share > 0; grp++ {
+			err := f.ReadRowGroup(grp, func(_ string, feats []uint32) error {
+				if share == 0 {
+					return errSampleFull
+				}
+				if len(feats) > 0 {
+					rows = append(rows, slices.Clone(feats))
+					share--
+				}
+				return nil
+			})
+			if err != nil && !errors.Is(err, errSampleFull) {
+				return nil, err
+			}
+		}
+	}
+	return rows, nil
+}
+
+// topShare runs rounds spectral rounds on rows as the pipeline does
+// (spectral.go: rounds feature means, then the rows' means, in integers),
+// counting only features that at least two of them hold (a feature seen
+// once says nothing about which rows belong together), and returns the share of the final row coordinates'
 // squared deviation from their mean carried by the top 1% of rows, and
 // the number of rows counted. With fewer than two rows, or no deviation at
 // all, the coordinate orders nothing: the share is 1.
