@@ -22,6 +22,7 @@ import (
 var (
 	benchRows     = flag.Int64("pipeline_rows", 1_000_000, "rows of the generated user lists in BenchmarkUserLists")
 	benchKey      = flag.String("pipeline_key", "auto", "leading chunk key: auto, spectral, hub, two_hop or minhash")
+	benchStart    = flag.String("pipeline_start", "auto", "solver start: auto, both or mondrian")
 	benchIters    = flag.Int("pipeline_iterations", 0, "rounds of the spectral key (0 = default)")
 	benchSeed     = flag.Int64("pipeline_seed", 1, "seed of BenchmarkDBLP's pipeline and whole-data solve")
 	benchRunner   = flag.String("pipeline_runner", "prism", "runner of the pipeline benchmarks (flink needs -pipeline_endpoint)")
@@ -35,6 +36,30 @@ func key(b *testing.B) transforms.Key {
 		b.Fatal(err)
 	}
 	return k
+}
+
+// withStart sets p's start from -pipeline_start.
+func withStart(b *testing.B, p Params) Params {
+	if *benchStart == "auto" {
+		p.AutoStart = true
+		return p
+	}
+	st, err := solver.ParseStart(*benchStart)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Start = st
+	return p
+}
+
+// reportedStart is the start a pipeline run used, for the whole solve
+// it is compared with.
+func reportedStart(b *testing.B, res *Result) solver.Start {
+	st, err := solver.ParseStart(res.Report.Solve.GetStart())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st
 }
 
 // peakRSSMB is this process's peak resident set (VmHWM) in MB.
@@ -97,8 +122,8 @@ func runBench(b *testing.B, p Params) *Result {
 	b.ReportMetric(float64(r.Pipeline.Chunks), "chunks")
 	b.ReportMetric(r.Solve.Seconds/float64(max(1, r.Pipeline.Chunks)), "solve_s/chunk")
 	b.ReportMetric(peakRSSMB(), "peakRSS_MB")
-	b.Logf("%s: %d rows, %d chunks (rows %.0f±%.0f, min %d), J=%.4f, valid=%v, %.1fs pipeline, %.1fs solving in total, peak RSS %.0f MB",
-		r.Pipeline.Runner, r.Rows, r.Pipeline.Chunks, r.Pipeline.ChunkRows.Mean, r.Pipeline.ChunkRows.Stddev,
+	b.Logf("%s: key %s, start %s: %d rows, %d chunks (rows %.0f±%.0f, min %d), J=%.4f, valid=%v, %.1fs pipeline, %.1fs solving in total, peak RSS %.0f MB",
+		r.Pipeline.Runner, r.Pipeline.ChunkKey, r.Solve.GetStart(), r.Rows, r.Pipeline.Chunks, r.Pipeline.ChunkRows.Mean, r.Pipeline.ChunkRows.Stddev,
 		r.Pipeline.ChunkRows.Min, r.Jaccard, r.Valid, r.Pipeline.Seconds, r.Solve.Seconds, peakRSSMB())
 	return res
 }
@@ -111,11 +136,11 @@ func BenchmarkDBLP(b *testing.B) {
 	m := datasets.ForTest(b, "dblp")
 	input := writeParts(b, b.TempDir(), m, 4)
 	b.ResetTimer()
-	res := runBench(b, Params{Input: input, K: 8, ChunkSize: 100_000, Seed: *benchSeed, Key: key(b), SpectralIterations: *benchIters})
+	res := runBench(b, withStart(b, Params{Input: input, K: 8, ChunkSize: 100_000, Seed: *benchSeed, Key: key(b), SpectralIterations: *benchIters}))
 	if *benchWhole {
 		b.StopTimer()
 		start := time.Now()
-		whole, err := solver.Solve(context.Background(), m, solver.Params{K: 8, Seed: *benchSeed})
+		whole, err := solver.Solve(context.Background(), m, solver.Params{K: 8, Seed: *benchSeed, Start: reportedStart(b, res)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -133,7 +158,7 @@ func BenchmarkDBLP(b *testing.B) {
 // BenchmarkUserLists runs -pipeline_rows (default 1e6) generated power-law
 // user lists (1e6 columns, mean degree 10) through the pipeline on prism,
 // k=8 smooth, chunk size 1e5. With -pipeline_whole it then solves the same
-// rows whole in this process and reports the pipeline's rows/s as a
+// rows whole in this process, from the start the pipeline used, and reports the pipeline's rows/s as a
 // fraction of the whole solve's (the pipeline's peak RSS is read before).
 func BenchmarkUserLists(b *testing.B) {
 	dir := b.TempDir()
@@ -149,7 +174,7 @@ func BenchmarkUserLists(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	res := runBench(b, Params{Input: filepath.Join(dir, "in.parquet"), K: 8, ChunkSize: 100_000, Seed: 1, Key: key(b), SpectralIterations: *benchIters})
+	res := runBench(b, withStart(b, Params{Input: filepath.Join(dir, "in.parquet"), K: 8, ChunkSize: 100_000, Seed: 1, Key: key(b), SpectralIterations: *benchIters}))
 	if !*benchWhole {
 		return
 	}
@@ -159,7 +184,7 @@ func BenchmarkUserLists(b *testing.B) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	whole, err := solver.Solve(context.Background(), m, solver.Params{K: 8, Seed: 1})
+	whole, err := solver.Solve(context.Background(), m, solver.Params{K: 8, Seed: 1, Start: reportedStart(b, res)})
 	if err != nil {
 		b.Fatal(err)
 	}

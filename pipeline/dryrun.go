@@ -19,7 +19,7 @@ import (
 // DryRun builds the pipeline for p without running it and writes the Beam
 // pipeline proto (the portable job graph a runner would receive) to w as
 // text, preceded by a one-line summary. It reads the input footers (and,
-// with --chunk_key auto, a sample of up to 65,536 rows) and touches no
+// with --chunk_key auto or --start auto, a sample of up to 65,536 rows) and touches no
 // output.
 func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err := CheckParams(p); err != nil {
@@ -34,13 +34,13 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err != nil {
 		return &InputError{err}
 	}
-	auto, err := resolveKey(&p, files)
+	auto, err := resolveAuto(&p, files)
 	if err != nil {
 		return &InputError{err}
 	}
-	key := p.Key.String()
+	plan := fmt.Sprintf("chunk key %s, start %s", p.Key, p.Start)
 	if auto != nil {
-		key += fmt.Sprintf(" (auto: %.3f of the sampled coordinate's variance on 1%% of %d rows)", auto.TopShare, auto.SampleRows)
+		plan += fmt.Sprintf(" (auto: %.3f of the sampled coordinate's variance on 1%% of %d rows)", auto.TopShare, auto.SampleRows)
 	}
 	if p.RunID == "" {
 		p.RunID = "dryrun"
@@ -75,8 +75,8 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 		names = append(names, t.GetUniqueName())
 	}
 	sort.Strings(names)
-	fmt.Fprintf(w, "# dry run: %d input files, %d rows, ~%d chunks, chunk key %s, %d transforms, runner %s\n",
-		len(files), total, max(1, total/p.ChunkSize), key, len(names), p.Runner)
+	fmt.Fprintf(w, "# dry run: %d input files, %d rows, ~%d chunks, %s, %d transforms, runner %s\n",
+		len(files), total, max(1, total/p.ChunkSize), plan, len(names), p.Runner)
 	_, err = io.WriteString(w, prototext.Format(model))
 	return err
 }

@@ -69,6 +69,15 @@ type Params struct {
 	Beta, Restarts, Workers int
 	Variant                 solver.Variant
 	Search                  solver.Search
+	// Start is what the solver starts from (solver.Start). Optional;
+	// default solver.StartBoth.
+	Start solver.Start
+	// AutoStart replaces Start by the choice made from the sample that
+	// KeyAuto reads (transforms.ChooseKey): solver.StartMondrian where
+	// the sample lacks community structure (ChooseKey picks hub) and the
+	// variant is Improved, solver.StartBoth otherwise. Optional; default
+	// false.
+	AutoStart bool
 	// Key leads the chunking sort key (see transforms.Key); KeyAuto
 	// picks spectral or hub from a sample of the input
 	// (transforms.ChooseKey). Optional; default transforms.KeySpectral.
@@ -129,7 +138,7 @@ func CheckParams(p Params) error {
 		return fmt.Errorf("unknown runner %q (want prism, flink, universal or dataflow)", p.Runner)
 	}
 	return solver.CheckParams(solver.Params{K: p.K, Mode: p.Mode, Beta: p.Beta, Restarts: p.Restarts,
-		Variant: p.Variant, Search: p.Search, Workers: p.Workers}, p.K)
+		Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers}, p.K)
 }
 
 func withDefaults(p Params) Params {
@@ -197,7 +206,7 @@ func build(p Params, files []string, staging string, h hooks) *beam.Pipeline {
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K),
 		Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
 	out, chunkStats := transforms.Solve(s, chunks, transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed,
-		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Search: p.Search, Workers: p.Workers})
+		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers})
 	if h.tamper != nil {
 		out = h.tamper(s, out)
 	}
@@ -271,7 +280,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 			return nil, err
 		}
 	}
-	auto, err := resolveKey(&p, files)
+	auto, err := resolveAuto(&p, files)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -310,6 +319,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	rep.Solve.Seed = p.Seed
 	rep.Solve.Variant = p.Variant.String()
 	rep.Solve.NeighbourSearch = p.Search.String() // per chunk: exact where the bound is not reached
+	rep.Solve.Start = p.Start.String()
 	rep.Solve.Beta = int32(p.Beta)
 	rep.Solve.Restarts = int32(p.Restarts)
 	if p.Beta == 0 {

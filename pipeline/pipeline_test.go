@@ -13,6 +13,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
 	"github.com/smoothanon/smoothanon/verify"
 )
@@ -298,7 +299,9 @@ func TestCheckParams(t *testing.T) {
 }
 
 // TestRunKeyAuto: KeyAuto chunks generated user lists by the hub key and a
-// block model by the spectral key, and the report says which and why.
+// block model by the spectral key, AutoStart solves the lists' chunks from
+// the Mondrian partition only (no facility cost) and the block model's
+// from both, and the report says which and why.
 func TestRunKeyAuto(t *testing.T) {
 	ul, err := gen.UserListsMatrix(gen.UserListsParams{Rows: 3000, Columns: 1e5, MeanDegree: 10, Zipf: 1.1, Seed: 3})
 	if err != nil {
@@ -309,21 +312,25 @@ func TestRunKeyAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		name string
-		m    *matrix.Matrix
-		want transforms.Key
+		name  string
+		m     *matrix.Matrix
+		want  transforms.Key
+		start solver.Start
 	}{
-		{"user lists", ul, transforms.KeyHub},
-		{"block model", blocks, transforms.KeySpectral},
+		{"user lists", ul, transforms.KeyHub, solver.StartMondrian},
+		{"block model", blocks, transforms.KeySpectral, solver.StartBoth},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			p := Params{Input: writeParts(t, dir, c.m, 2), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 1000, Seed: 1,
-				Key: transforms.KeyAuto}
+				Key: transforms.KeyAuto, AutoStart: true}
 			res := runOK(t, p)
 			auto := res.Report.Pipeline.ChunkKeyAuto
 			if got := res.Report.Pipeline.ChunkKey; got != c.want.String() || auto == nil || auto.SampleRows < 1000 {
 				t.Fatalf("report chunk key %q, auto %v; want %q with its evidence", got, auto, c.want)
+			}
+			if got, fc := res.Report.Solve.GetStart(), res.Report.Solve.GetFacilityCost(); got != c.start.String() || (fc == 0) != (c.start == solver.StartMondrian) {
+				t.Errorf("report start %q, facility cost %v; want start %q", got, fc, c.start)
 			}
 			out, _ := readRelease(t, p.Output)
 			if chk, err := verify.Check(c.m, out, verify.Params{K: 4}); err != nil || !chk.Valid {
@@ -335,7 +342,18 @@ func TestRunKeyAuto(t *testing.T) {
 	dir := t.TempDir()
 	p := Params{Input: writeParts(t, dir, ul, 1), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 1000, Seed: 1,
 		Key: transforms.KeyMinHash}
-	if res := runOK(t, p); res.Report.Pipeline.ChunkKey != "minhash" || res.Report.Pipeline.ChunkKeyAuto != nil {
-		t.Errorf("explicit key: report %q, auto %v", res.Report.Pipeline.ChunkKey, res.Report.Pipeline.ChunkKeyAuto)
+	if res := runOK(t, p); res.Report.Pipeline.ChunkKey != "minhash" || res.Report.Pipeline.ChunkKeyAuto != nil || res.Report.Solve.GetStart() != "both" {
+		t.Errorf("explicit key: report %q, auto %v, start %q", res.Report.Pipeline.ChunkKey, res.Report.Pipeline.ChunkKeyAuto, res.Report.Solve.GetStart())
+	}
+	// AutoStart alone samples too; the paper's variant always starts
+	// from Meyerson.
+	for _, v := range []solver.Variant{solver.Improved, solver.Paper} {
+		p.AutoStart, p.Variant, p.Overwrite = true, v, true
+		want := map[solver.Variant]string{solver.Improved: "mondrian", solver.Paper: "both"}[v]
+		res := runOK(t, p)
+		if res.Report.Pipeline.ChunkKey != "minhash" || res.Report.Pipeline.ChunkKeyAuto == nil || res.Report.Solve.GetStart() != want {
+			t.Errorf("auto start, %s: report key %q, auto %v, start %q; want start %q", v, res.Report.Pipeline.ChunkKey,
+				res.Report.Pipeline.ChunkKeyAuto, res.Report.Solve.GetStart(), want)
+		}
 	}
 }

@@ -26,7 +26,8 @@ import (
 // quarter of the solve's CPU.
 //
 // Candidates are computed concurrently unless Workers is 1; none modifies
-// the clusters.
+// the clusters. Under StartMondrian clusters is nil and only candidate 3
+// is computed.
 func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	// Candidates in tie order. Candidates 2 and 3 are mostly sequential
 	// local searches, so they run at once unless Workers is 1, and each
@@ -47,10 +48,16 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 			return s.refine(s.split(mc, tag), tag)
 		},
 	}
+	if clusters == nil {
+		cands[0], cands[1] = nil, nil
+	}
 	out := make([][][]int32, len(cands))
 	errs := make([]error, len(cands))
 	costs := make([]cost, len(cands))
 	run := func(i int) {
+		if cands[i] == nil {
+			return
+		}
 		out[i], errs[i] = cands[i](fmt.Sprintf(" (candidate %d/%d)", i+1, len(cands)))
 		if errs[i] == nil && out[i] != nil {
 			costs[i] = s.totalCost(out[i])

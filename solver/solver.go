@@ -88,6 +88,48 @@ const (
 	Exact
 )
 
+// Start selects the clusterings the improved variant starts from.
+type Start int
+
+const (
+	// StartBoth starts from Meyerson's clusters and from the Mondrian
+	// partition and keeps the better release (the default; see improve).
+	StartBoth Start = iota
+	// StartMondrian starts from the Mondrian partition only: Meyerson's
+	// restarts and the candidates built on their clusters are skipped
+	// (the neighbour search still runs: refine tries the clusters of each
+	// point's nearest points). Where the Mondrian candidate would have won
+	// anyway, as on the chunks of generated power-law user lists, the
+	// release is StartBoth's, in about half the time. On data with
+	// communities (dblp, playstore) Meyerson's candidate wins and
+	// StartMondrian's release is worse; transforms.ChooseKey's statistic
+	// tells the two kinds apart (pipeline.Params.AutoStart). Improved
+	// variant only.
+	StartMondrian
+)
+
+// String returns "both" or "mondrian".
+func (s Start) String() string {
+	switch s {
+	case StartBoth:
+		return "both"
+	case StartMondrian:
+		return "mondrian"
+	}
+	return fmt.Sprintf("Start(%d)", int(s))
+}
+
+// ParseStart parses "both" or "mondrian".
+func ParseStart(s string) (Start, error) {
+	switch s {
+	case "both":
+		return StartBoth, nil
+	case "mondrian":
+		return StartMondrian, nil
+	}
+	return 0, fmt.Errorf("invalid start %q (want both or mondrian)", s)
+}
+
 // The bounds of Bounded, in index entries per query, chosen on generated
 // user lists (docs/performance.md): the neighbour bound keeps the
 // work per row nearly flat as the rows grow while the distance sums stay
@@ -151,15 +193,19 @@ type Params struct {
 	// Search selects bounded or exact neighbour searches. Optional;
 	// default Bounded.
 	Search Search
+	// Start selects the clusterings improve starts from. Optional; default
+	// StartBoth. StartMondrian needs Variant Improved.
+	Start Start
 	// Workers is the number of goroutines of the parallel loops; the
 	// candidates of the improvement step (see Params.Progress) run at
 	// the same time unless it is 1. Optional; default 0 = GOMAXPROCS.
 	// The result does not depend on it.
 	Workers int
 	// Progress, if set, is called with a stage name and its progress:
-	// "neighbours", "restarts", "close", then (Improved) "split (candidate
-	// i/3)" and "refine (candidate i/3)" for improve's candidates, which
-	// run at the same time, so their calls alternate, then the same stages
+	// "neighbours", "restarts", "close" (not under StartMondrian), then
+	// (Improved) "split (candidate i/3)" and "refine (candidate i/3)" for
+	// improve's candidates (only i = 3 under StartMondrian), which run at
+	// the same time, so their calls alternate, then the same stages
 	// prefixed "resolve: " for the solve of the users whose release is
 	// empty (see resolveEmpty). Calls never overlap but may come from
 	// different goroutines. Optional.
@@ -194,6 +240,12 @@ func CheckParams(p Params, rows int) error {
 	}
 	if p.Search != Bounded && p.Search != Exact {
 		return fmt.Errorf("invalid search %d (want bounded or exact)", int(p.Search))
+	}
+	if p.Start != StartBoth && p.Start != StartMondrian {
+		return fmt.Errorf("invalid start %d (want both or mondrian)", int(p.Start))
+	}
+	if p.Start == StartMondrian && p.Variant != Improved {
+		return fmt.Errorf("start mondrian needs variant improved (the paper's procedure starts from Meyerson)")
 	}
 	if p.Workers < 0 {
 		return fmt.Errorf("workers = %d, must be at least 0 (0 means GOMAXPROCS)", p.Workers)
@@ -267,6 +319,7 @@ func solve(ctx context.Context, m *matrix.Matrix, p Params, nested bool) (*Resul
 		FacilityCost:    s.facilityCost,
 		Seconds:         time.Since(start).Seconds(),
 		NeighbourSearch: s.search,
+		Start:           p.Start.String(),
 	}
 	return res, nil
 }
@@ -444,15 +497,19 @@ func (s *state) run() error {
 		return err
 	}
 	s.progress("neighbours", pr.np, pr.np)
-	best, err := s.meyerson(cost)
-	if err != nil {
-		return err
+	var clusters [][]int32
+	if s.p.Start == StartBoth {
+		best, err := s.meyerson(cost)
+		if err != nil {
+			return err
+		}
+		s.facilityCost = best.cost
+		clusters = s.closeSmall(best)
 	}
-	s.facilityCost = best.cost
-	clusters := s.closeSmall(best)
 	// Free the index and the graph (both grow with the input)
-	// before the improvement step, which reads neither.
-	best, s.ix, s.facBase, s.graph = nil, nil, nil, nil
+	// before the improvement step, which reads neither (refine reads the
+	// nearest points facilityCostsKNN recorded).
+	s.ix, s.facBase, s.graph = nil, nil, nil
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}

@@ -33,12 +33,18 @@ type SolveParams struct {
 	// Search is the solver's neighbour search. Optional; default
 	// solver.Bounded.
 	Search solver.Search
-	// Workers is the solver's parallelism per chunk. Optional; 0 = GOMAXPROCS.
+	// Start is what the solver starts from. Optional; default
+	// solver.StartBoth.
+	Start solver.Start
+	// Workers is the solver's parallelism per chunk; a worker process
+	// solves GOMAXPROCS/Workers chunks at once. Optional; 0 = GOMAXPROCS
+	// under solver.StartBoth, 1 under solver.StartMondrian (whose solve is
+	// mostly sequential: chunks solved side by side use the cores better).
 	Workers int
 }
 
 func checkSolveParams(p SolveParams) error {
-	sp := solver.Params{K: p.K, Mode: p.Mode, Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Search: p.Search, Workers: p.Workers}
+	sp := solver.Params{K: p.K, Mode: p.Mode, Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers}
 	if p.Workers < 0 {
 		return fmt.Errorf("solve: workers %d, want >= 0", p.Workers)
 	}
@@ -88,9 +94,13 @@ func Solve(s beam.Scope, chunks beam.PCollection, params SolveParams) (rows, sta
 	if err := checkSolveParams(params); err != nil {
 		panic(err)
 	}
+	workers := params.Workers
+	if workers == 0 && params.Start == solver.StartMondrian {
+		workers = 1
+	}
 	grouped := beam.GroupByKey(s, chunks)
 	return beam.ParDo2(s, &solveFn{K: params.K, Mode: int(params.Mode), Seed: params.Seed, Beta: params.Beta,
-		Restarts: params.Restarts, Variant: int(params.Variant), Search: int(params.Search), Workers: params.Workers}, grouped)
+		Restarts: params.Restarts, Variant: int(params.Variant), Search: int(params.Search), Start: int(params.Start), Workers: workers}, grouped)
 }
 
 // ChunkSeed is the solver seed of chunk c in a run with seed.
@@ -106,6 +116,7 @@ type solveFn struct {
 	Restarts int   `json:"restarts"`
 	Variant  int   `json:"variant"`
 	Search   int   `json:"search"`
+	Start    int   `json:"start"`
 	Workers  int   `json:"workers"`
 }
 
@@ -146,7 +157,7 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*K
 	start := time.Now()
 	res, err := solver.Solve(ctx, m, solver.Params{K: fn.K, Mode: matrix.Mode(fn.Mode), Seed: ChunkSeed(fn.Seed, chunk),
 		Beta: fn.Beta, Restarts: fn.Restarts, Variant: solver.Variant(fn.Variant),
-		Search: solver.Search(fn.Search), Workers: fn.Workers})
+		Search: solver.Search(fn.Search), Start: solver.Start(fn.Start), Workers: fn.Workers})
 	if err != nil {
 		return fmt.Errorf("chunk %d (%d rows): %w", chunk, rows, err)
 	}

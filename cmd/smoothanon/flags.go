@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver"
@@ -48,6 +49,31 @@ func variantFlag(fs *flag.FlagSet) *solver.Variant {
 
 func searchFlag(fs *flag.FlagSet) *solver.Search {
 	return choiceFlag(fs, "search", "bounded", solver.ParseSearch, "neighbour search: bounded (at most a fixed number of index entries per query; the time per row stays flat on dense data, and is exact where the bound is not reached) or exact")
+}
+
+func startFlag(fs *flag.FlagSet) *solver.Start {
+	return choiceFlag(fs, "start", "both", solver.ParseStart, "what the improved solver starts from: both (Meyerson's clusters and the Mondrian partition; the better release is kept) or mondrian (the Mondrian partition only, without Meyerson: on lists without community structure the same quality in about half the time)")
+}
+
+// startChoice is --start of run: a solver.Start, or auto.
+type startChoice struct {
+	start solver.Start
+	auto  bool
+}
+
+func parseStartChoice(s string) (startChoice, error) {
+	if s == "auto" {
+		return startChoice{auto: true}, nil
+	}
+	st, err := solver.ParseStart(s)
+	if err != nil {
+		return startChoice{}, fmt.Errorf("invalid start %q (want auto, both or mondrian)", s)
+	}
+	return startChoice{start: st}, nil
+}
+
+func runStartFlag(fs *flag.FlagSet) *startChoice {
+	return choiceFlag(fs, "start", "auto", parseStartChoice, "what the improved solver starts from: auto (mondrian where the sample --chunk_key auto reads lacks community structure, else both), both (Meyerson's clusters and the Mondrian partition; the better release is kept) or mondrian (the Mondrian partition only, without Meyerson: on lists without community structure the same quality in about half the time)")
 }
 
 func dedupeFlag(fs *flag.FlagSet, usage string) *matrix.DedupePolicy {

@@ -53,9 +53,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	iterations := fs.Int("spectral_iterations", transforms.DefaultSpectralIterations, "averaging rounds of --chunk_key=spectral")
 	variant := variantFlag(fs)
 	search := searchFlag(fs)
+	start := runStartFlag(fs)
 	beta := fs.Int("beta", solver.DefaultBeta, "solver beta")
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "solver restarts per chunk")
-	workers := fs.Int("workers", 0, "solver goroutines per chunk (0 = GOMAXPROCS)")
+	workers := fs.Int("workers", 0, "solver goroutines per chunk (0 = GOMAXPROCS, or 1 under --start mondrian: chunks then solve side by side); does not change the release")
 	metricsOut := fs.String("metrics_out", "", "write the run report with Beam metrics (JSON) here; - for stdout")
 	ids := addUserIDFlags(fs, true)
 	addGlobalFlags(fs)
@@ -80,7 +81,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, RunID: *runID, K: *k, Mode: *mode,
 		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: *variant, Search: *search, Beta: *beta, Restarts: *restarts,
-		Workers: *workers, Runner: runnerName(*runners.Runner), Key: *chunkKey, SpectralIterations: *iterations}
+		Start: start.start, AutoStart: start.auto, Workers: *workers, Runner: runnerName(*runners.Runner), Key: *chunkKey,
+		SpectralIterations: *iterations}
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}

@@ -78,9 +78,10 @@ func TestRunCommand(t *testing.T) {
 	if code := runMain(dry, &stdout, &stderr); code != 0 {
 		t.Fatalf("dry run exit %d: %s", code, stderr.String())
 	}
-	// The default --chunk_key auto says what it chose (400 rows: too few
-	// to leave the spectral key) and on what evidence.
-	if !strings.Contains(stdout.String(), "Solve") || !strings.Contains(stdout.String(), "# dry run: 1 input files, 400 rows, ~1 chunks, chunk key spectral (auto: ") {
+	// The default --chunk_key auto and --start auto say what they chose
+	// (400 rows: too few to leave the spectral key and both starts) and on
+	// what evidence.
+	if !strings.Contains(stdout.String(), "Solve") || !strings.Contains(stdout.String(), "# dry run: 1 input files, 400 rows, ~1 chunks, chunk key spectral, start both (auto: ") {
 		t.Errorf("dry run output lacks the summary or the Solve transform:\n%.400s", stdout.String())
 	}
 	flag.CommandLine.Set("dry_run", "false") // Beam's flag lives on the global set
@@ -93,6 +94,8 @@ func TestRunCommand(t *testing.T) {
 		{"run", "--input", in, "--output", out + "2", "--k", "4", "--mode", "fuzzy"},
 		{"run", "--input", in, "--k", "4"},
 		{"run", "--input", in, "--output", out + "2", "--k", "4", "--chunk_key", "lsh"},
+		{"run", "--input", in, "--output", out + "2", "--k", "4", "--start", "meyerson"},
+		{"run", "--input", in, "--output", out + "2", "--k", "4", "--start", "mondrian", "--variant", "paper"},
 		{"run", "--input", in, "--output", out + "2", "--k", "4", "--spectral_iterations", "0"},
 	} {
 		if code := runMain(bad, &stdout, &stderr); code != 2 {

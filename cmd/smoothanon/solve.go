@@ -29,6 +29,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	mode := modeFlag(fs)
 	variant := variantFlag(fs)
 	search := searchFlag(fs)
+	startFrom := startFlag(fs)
 	beta := fs.Int("beta", solver.DefaultBeta, "facility cost uses the beta·k nearest users, alpha = 1/beta (at least 1)")
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "random orders of Meyerson's algorithm (at least 1)")
 	seed := fs.Int64("seed", 0, "random seed; same input and seed give the same release")
@@ -62,7 +63,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	p := solver.Params{K: *k, Mode: *mode, Beta: *beta, Restarts: *restarts, Seed: *seed, Variant: *variant, Search: *search, Workers: *workers}
+	p := solver.Params{K: *k, Mode: *mode, Beta: *beta, Restarts: *restarts, Seed: *seed, Variant: *variant, Search: *search, Start: *startFrom, Workers: *workers}
 	if err := solver.CheckParams(p, *k); err != nil { // rows checked after reading
 		return usageErr("%v", err)
 	}

@@ -114,6 +114,8 @@ func TestSolveErrors(t *testing.T) {
 		{[]string{"--input", in, "--output", out, "--k", "2", "--mode", "median"}, `"median"`},
 		{[]string{"--input", in, "--output", out, "--k", "2", "--variant", "fast"}, `"fast"`},
 		{[]string{"--input", in, "--output", out, "--k", "2", "--search", "approx"}, `"approx"`},
+		{[]string{"--input", in, "--output", out, "--k", "2", "--start", "auto"}, `"auto"`},
+		{[]string{"--input", in, "--output", out, "--k", "2", "--start", "mondrian", "--variant", "paper"}, "start mondrian needs variant improved"},
 		{[]string{"--input", in, "--output", out, "--k", "2", "--beta", "0"}, "--beta = 0"},
 		{[]string{"--input", in, "--output", out, "--k", "2", "--restarts", "0"}, "--restarts = 0"},
 		{[]string{"--input", in, "--output", out, "--k", "2", "--dedupe", "merge"}, `"merge"`},

@@ -172,9 +172,10 @@ type SolveInfo struct {
 	Restarts        int32                  `protobuf:"varint,4,opt,name=restarts,proto3" json:"restarts,omitempty"`
 	Clusters        int64                  `protobuf:"varint,5,opt,name=clusters,proto3" json:"clusters,omitempty"`
 	ClusterSize     *Distribution          `protobuf:"bytes,6,opt,name=cluster_size,json=clusterSize,proto3" json:"cluster_size,omitempty"`
-	FacilityCost    float64                `protobuf:"fixed64,7,opt,name=facility_cost,json=facilityCost,proto3" json:"facility_cost,omitempty"` // opening + connection cost of the kept restart
+	FacilityCost    float64                `protobuf:"fixed64,7,opt,name=facility_cost,json=facilityCost,proto3" json:"facility_cost,omitempty"` // opening + connection cost of the kept restart (0 when start is "mondrian")
 	Seconds         float64                `protobuf:"fixed64,8,opt,name=seconds,proto3" json:"seconds,omitempty"`
-	NeighbourSearch string                 `protobuf:"bytes,9,opt,name=neighbour_search,json=neighbourSearch,proto3" json:"neighbour_search,omitempty"`
+	NeighbourSearch string                 `protobuf:"bytes,9,opt,name=neighbour_search,json=neighbourSearch,proto3" json:"neighbour_search,omitempty"` // "bounded" or "exact"; "" when start is "mondrian" (no search ran)
+	Start           string                 `protobuf:"bytes,10,opt,name=start,proto3" json:"start,omitempty"`                                           // what the improved variant started from: "both" or "mondrian"
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -272,6 +273,13 @@ func (x *SolveInfo) GetNeighbourSearch() string {
 	return ""
 }
 
+func (x *SolveInfo) GetStart() string {
+	if x != nil {
+		return x.Start
+	}
+	return ""
+}
+
 // PipelineInfo describes a run of the Beam pipeline.
 type PipelineInfo struct {
 	state         protoimpl.MessageState   `protogen:"open.v1"`
@@ -285,7 +293,7 @@ type PipelineInfo struct {
 	ChunkKey      string                   `protobuf:"bytes,8,opt,name=chunk_key,json=chunkKey,proto3" json:"chunk_key,omitempty"`                                                                      // what leads the chunk sort key: "spectral", "hub", "two_hop" or "minhash"
 	Counters      map[string]int64         `protobuf:"bytes,9,rep,name=counters,proto3" json:"counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`           // Beam counters, "namespace/name" summed over steps
 	Distributions map[string]*Distribution `protobuf:"bytes,10,rep,name=distributions,proto3" json:"distributions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // Beam distributions (stddev not reported by Beam)
-	ChunkKeyAuto  *ChunkKeyAuto            `protobuf:"bytes,11,opt,name=chunk_key_auto,json=chunkKeyAuto,proto3" json:"chunk_key_auto,omitempty"`                                                       // set when --chunk_key auto chose chunk_key
+	ChunkKeyAuto  *ChunkKeyAuto            `protobuf:"bytes,11,opt,name=chunk_key_auto,json=chunkKeyAuto,proto3" json:"chunk_key_auto,omitempty"`                                                       // set when --chunk_key auto or --start auto chose from a sample
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -398,9 +406,9 @@ func (x *PipelineInfo) GetChunkKeyAuto() *ChunkKeyAuto {
 }
 
 // ChunkKeyAuto is the evidence behind an automatic choice of the chunk key
-// (transforms.ChooseKey): the spectral rounds run on a sample of the rows,
-// and the hub key is chosen when the sampled coordinate's variance sits on
-// a few rows.
+// or the solver's start (transforms.ChooseKey): the spectral rounds run on
+// a sample of the rows, and the hub key (and the start "mondrian") is
+// chosen when the sampled coordinate's variance sits on a few rows.
 type ChunkKeyAuto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SampleRows    int64                  `protobuf:"varint,1,opt,name=sample_rows,json=sampleRows,proto3" json:"sample_rows,omitempty"` // sampled rows holding a feature another sampled row holds
@@ -856,7 +864,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x03min\x18\x03 \x01(\x03R\x03min\x12\x10\n" +
 	"\x03max\x18\x04 \x01(\x03R\x03max\x12\x12\n" +
 	"\x04mean\x18\x05 \x01(\x01R\x04mean\x12\x16\n" +
-	"\x06stddev\x18\x06 \x01(\x01R\x06stddev\"\xaf\x02\n" +
+	"\x06stddev\x18\x06 \x01(\x01R\x06stddev\"\xc5\x02\n" +
 	"\tSolveInfo\x12\x18\n" +
 	"\avariant\x18\x01 \x01(\tR\avariant\x12\x12\n" +
 	"\x04seed\x18\x02 \x01(\x03R\x04seed\x12\x12\n" +
@@ -866,7 +874,9 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\fcluster_size\x18\x06 \x01(\v2\x1b.smoothanon.v1.DistributionR\vclusterSize\x12#\n" +
 	"\rfacility_cost\x18\a \x01(\x01R\ffacilityCost\x12\x18\n" +
 	"\aseconds\x18\b \x01(\x01R\aseconds\x12)\n" +
-	"\x10neighbour_search\x18\t \x01(\tR\x0fneighbourSearch\"\x92\x05\n" +
+	"\x10neighbour_search\x18\t \x01(\tR\x0fneighbourSearch\x12\x14\n" +
+	"\x05start\x18\n" +
+	" \x01(\tR\x05start\"\x92\x05\n" +
 	"\fPipelineInfo\x12\x16\n" +
 	"\x06runner\x18\x01 \x01(\tR\x06runner\x12\x1d\n" +
 	"\n" +
