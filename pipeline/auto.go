@@ -14,8 +14,11 @@ import (
 // It returns the sample's evidence for the run report, nil when nothing
 // was automatic.
 func resolveAuto(p *Params, files []string) (*smoothanonpb.ChunkKeyAuto, error) {
+	if p.AutoStart && p.Variant != solver.Improved {
+		p.Start, p.AutoStart = solver.StartBoth, false // the paper's variant has one start
+	}
 	if p.Key != transforms.KeyAuto && !p.AutoStart {
-		return nil, nil
+		return nil, nil // nothing the sample could change: no read
 	}
 	c, err := transforms.ChooseKey(slices.Sorted(slices.Values(files)), p.Seed)
 	if err != nil {
@@ -26,7 +29,7 @@ func resolveAuto(p *Params, files []string) (*smoothanonpb.ChunkKeyAuto, error) 
 	}
 	if p.AutoStart {
 		p.Start, p.AutoStart = solver.StartBoth, false
-		if c.Key == transforms.KeyHub && p.Variant == solver.Improved {
+		if c.Key == transforms.KeyHub {
 			p.Start = solver.StartMondrian
 		}
 	}

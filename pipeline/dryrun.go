@@ -13,7 +13,9 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/smoothanon/smoothanon/pseudonym"
+	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/storage"
+	"github.com/smoothanon/smoothanon/transforms"
 )
 
 // DryRun builds the pipeline for p without running it and writes the Beam
@@ -34,13 +36,14 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err != nil {
 		return &InputError{err}
 	}
+	keyAuto, startAuto := p.Key == transforms.KeyAuto, p.AutoStart && p.Variant == solver.Improved
 	auto, err := resolveAuto(&p, files)
 	if err != nil {
 		return &InputError{err}
 	}
-	plan := fmt.Sprintf("chunk key %s, start %s", p.Key, p.Start)
+	plan := fmt.Sprintf("chunk key %s%s, start %s%s", p.Key, autoMark(keyAuto), p.Start, autoMark(startAuto))
 	if auto != nil {
-		plan += fmt.Sprintf(" (auto: %.3f of the sampled coordinate's variance on 1%% of %d rows)", auto.TopShare, auto.SampleRows)
+		plan += fmt.Sprintf(" (sample: %.3f of the spectral coordinate's variance on 1%% of %d rows)", auto.TopShare, auto.SampleRows)
 	}
 	if p.RunID == "" {
 		p.RunID = "dryrun"
@@ -79,4 +82,12 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 		len(files), total, max(1, total/p.ChunkSize), plan, len(names), p.Runner)
 	_, err = io.WriteString(w, prototext.Format(model))
 	return err
+}
+
+// autoMark marks a choice the sample made.
+func autoMark(auto bool) string {
+	if auto {
+		return " (auto)"
+	}
+	return ""
 }

@@ -65,7 +65,9 @@ type Params struct {
 	ChunkSize int64
 	// Seed makes the run reproducible (MinHash and per-chunk solver seeds). Optional; default 0.
 	Seed int64
-	// Beta, Restarts, Variant, Search and Workers are passed to the solver. Optional; solver defaults.
+	// Beta, Restarts, Variant, Search and Workers are passed to the
+	// solver. Optional; solver defaults, except that Workers defaults to 1
+	// under solver.StartMondrian (see transforms.SolveParams.Workers).
 	Beta, Restarts, Workers int
 	Variant                 solver.Variant
 	Search                  solver.Search
@@ -327,6 +329,9 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	}
 	if p.Restarts == 0 {
 		rep.Solve.Restarts = solver.DefaultRestarts
+	}
+	if p.Start == solver.StartMondrian {
+		rep.Solve.Restarts = 0 // the chunks started from the Mondrian partition only
 	}
 	res := &Result{Report: rep, RunID: p.RunID}
 	if pr != nil {

@@ -26,8 +26,8 @@ import (
 // quarter of the solve's CPU.
 //
 // Candidates are computed concurrently unless Workers is 1; none modifies
-// the clusters. Under StartMondrian clusters is nil and only candidate 3
-// is computed.
+// the clusters. Under StartMondrian only candidate 3 is computed (and
+// clusters is nil).
 func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	// Candidates in tie order. Candidates 2 and 3 are mostly sequential
 	// local searches, so they run at once unless Workers is 1, and each
@@ -48,8 +48,8 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 			return s.refine(s.split(mc, tag), tag)
 		},
 	}
-	if clusters == nil {
-		cands[0], cands[1] = nil, nil
+	if s.p.Start == StartMondrian {
+		cands[0], cands[1] = nil, nil // no Meyerson clusters to start from
 	}
 	out := make([][][]int32, len(cands))
 	errs := make([]error, len(cands))

@@ -207,7 +207,9 @@ type Params struct {
 	// improve's candidates (only i = 3 under StartMondrian), which run at
 	// the same time, so their calls alternate, then the same stages
 	// prefixed "resolve: " for the solve of the users whose release is
-	// empty (see resolveEmpty). Calls never overlap but may come from
+	// empty (see resolveEmpty; that solve starts from both, so its
+	// "resolve: restarts" and "resolve: close" appear under StartMondrian
+	// too). Calls never overlap but may come from
 	// different goroutines. Optional.
 	Progress func(stage string, done, total int)
 }
@@ -313,7 +315,7 @@ func solve(ctx context.Context, m *matrix.Matrix, p Params, nested bool) (*Resul
 		Variant:         p.Variant.String(),
 		Seed:            p.Seed,
 		Beta:            int32(p.Beta),
-		Restarts:        int32(p.Restarts),
+		Restarts:        int32(ranRestarts(p)),
 		Clusters:        int64(len(sizes)),
 		ClusterSize:     verify.Summarize(sizes),
 		FacilityCost:    s.facilityCost,
@@ -526,4 +528,14 @@ func (s *state) run() error {
 		}
 	}
 	return nil
+}
+
+// ranRestarts is the number of Meyerson restarts a solve with (defaulted)
+// p runs: none under StartMondrian, which starts from the Mondrian
+// partition only.
+func ranRestarts(p Params) int {
+	if p.Start == StartMondrian {
+		return 0
+	}
+	return p.Restarts
 }

@@ -42,6 +42,11 @@ func TestStartMondrian(t *testing.T) {
 			if mon.Info.GetFacilityCost() != 0 || both.Info.GetFacilityCost() == 0 {
 				t.Errorf("lists %s: facility cost %v (mondrian), %v (both)", md, mon.Info.GetFacilityCost(), both.Info.GetFacilityCost())
 			}
+			// No restarts ran; the neighbour search (for refine) did.
+			if mon.Info.GetRestarts() != 0 || both.Info.GetRestarts() != DefaultRestarts || mon.Info.GetNeighbourSearch() != both.Info.GetNeighbourSearch() || mon.Info.GetNeighbourSearch() == "" {
+				t.Errorf("lists %s: restarts %d (mondrian), %d (both); search %q (mondrian), %q (both)", md,
+					mon.Info.GetRestarts(), both.Info.GetRestarts(), mon.Info.GetNeighbourSearch(), both.Info.GetNeighbourSearch())
+			}
 		}
 		both = solveChecked(t, random, Params{K: 6, Mode: md, Seed: 1})
 		mon := solveChecked(t, random, Params{K: 6, Mode: md, Seed: 1, Start: StartMondrian})

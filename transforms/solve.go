@@ -6,11 +6,11 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/smoothanon/smoothanon/lsh"
 	"github.com/smoothanon/smoothanon/matrix"
@@ -94,13 +94,21 @@ func Solve(s beam.Scope, chunks beam.PCollection, params SolveParams) (rows, sta
 	if err := checkSolveParams(params); err != nil {
 		panic(err)
 	}
-	workers := params.Workers
-	if workers == 0 && params.Start == solver.StartMondrian {
-		workers = 1
-	}
 	grouped := beam.GroupByKey(s, chunks)
 	return beam.ParDo2(s, &solveFn{K: params.K, Mode: int(params.Mode), Seed: params.Seed, Beta: params.Beta,
-		Restarts: params.Restarts, Variant: int(params.Variant), Search: int(params.Search), Start: int(params.Start), Workers: workers}, grouped)
+		Restarts: params.Restarts, Variant: int(params.Variant), Search: int(params.Search), Start: int(params.Start),
+		Workers: chunkWorkers(params)}, grouped)
+}
+
+// chunkWorkers is the number of goroutines a chunk's solve runs: Workers
+// when set; else 1 under StartMondrian, whose solve is mostly one
+// sequential local search, so a process solves one chunk per core; else 0
+// (every core for one chunk).
+func chunkWorkers(p SolveParams) int {
+	if p.Workers == 0 && p.Start == solver.StartMondrian {
+		return 1
+	}
+	return p.Workers
 }
 
 // ChunkSeed is the solver seed of chunk c in a run with seed.
@@ -120,30 +128,38 @@ type solveFn struct {
 	Workers  int   `json:"workers"`
 }
 
-// solveSlots bounds the chunks a worker process solves at once. A runner
-// may hand a process many chunks in parallel bundles (prism runs every
-// chunk of a job at once); each solve already uses Workers goroutines, so
-// more at a time would only add memory (a 1e5-row chunk holds ~150 MB
-// while it is solved) and contention.
-var solveSlots = struct {
-	once sync.Once
-	ch   chan struct{}
-}{}
+// solveCores bounds the cores a worker process's chunk solves use at
+// once. A runner may hand a process many chunks in parallel bundles (prism
+// runs every chunk of a job at once); each solve takes as many cores as it
+// runs goroutines (Workers, every core when 0), so a process solves
+// GOMAXPROCS/Workers chunks at a time: more would only add memory (a
+// 1e5-row chunk holds ~150 MB while it is solved) and contention. Counting
+// cores rather than chunks keeps the bound right when one process runs
+// pipelines with different Workers (prism and LOOPBACK run every pipeline
+// of a process in it).
+// The core count is read once: a weight above the semaphore's size would
+// wait forever.
+var (
+	solveProcs = runtime.GOMAXPROCS(0)
+	solveCores = semaphore.NewWeighted(int64(solveProcs))
+)
 
-// acquireSolve waits for a solve slot and returns its release.
-func acquireSolve(ctx context.Context, workers int) (func(), error) {
-	solveSlots.once.Do(func() {
-		if workers <= 0 {
-			workers = runtime.GOMAXPROCS(0)
-		}
-		solveSlots.ch = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)/workers))
-	})
-	select {
-	case solveSlots.ch <- struct{}{}:
-		return func() { <-solveSlots.ch }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+// solveWeight is the number of cores a solve with workers goroutines
+// holds.
+func solveWeight(workers, procs int) int64 {
+	if workers <= 0 || workers > procs {
+		return int64(procs)
 	}
+	return int64(workers)
+}
+
+// acquireSolve waits for the cores of a solve and returns their release.
+func acquireSolve(ctx context.Context, workers int) (func(), error) {
+	w := solveWeight(workers, solveProcs)
+	if err := solveCores.Acquire(ctx, w); err != nil {
+		return nil, err
+	}
+	return func() { solveCores.Release(w) }, nil
 }
 
 func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*KeyedBlock) bool, emit func(OutBlock), emitStat func(ChunkStat)) error {

@@ -51,8 +51,11 @@ func searchFlag(fs *flag.FlagSet) *solver.Search {
 	return choiceFlag(fs, "search", "bounded", solver.ParseSearch, "neighbour search: bounded (at most a fixed number of index entries per query; the time per row stays flat on dense data, and is exact where the bound is not reached) or exact")
 }
 
+// startUsage describes the starts of solver.Start for --start.
+const startUsage = "both (Meyerson's clusters and the Mondrian partition; the better release is kept) or mondrian (the Mondrian partition only, without Meyerson: on lists without community structure the same quality in about half the time)"
+
 func startFlag(fs *flag.FlagSet) *solver.Start {
-	return choiceFlag(fs, "start", "both", solver.ParseStart, "what the improved solver starts from: both (Meyerson's clusters and the Mondrian partition; the better release is kept) or mondrian (the Mondrian partition only, without Meyerson: on lists without community structure the same quality in about half the time)")
+	return choiceFlag(fs, "start", "both", solver.ParseStart, "what the improved solver starts from: "+startUsage)
 }
 
 // startChoice is --start of run: a solver.Start, or auto.
@@ -73,7 +76,7 @@ func parseStartChoice(s string) (startChoice, error) {
 }
 
 func runStartFlag(fs *flag.FlagSet) *startChoice {
-	return choiceFlag(fs, "start", "auto", parseStartChoice, "what the improved solver starts from: auto (mondrian where the sample --chunk_key auto reads lacks community structure, else both), both (Meyerson's clusters and the Mondrian partition; the better release is kept) or mondrian (the Mondrian partition only, without Meyerson: on lists without community structure the same quality in about half the time)")
+	return choiceFlag(fs, "start", "auto", parseStartChoice, "what the improved solver starts from: auto (mondrian where the sample --chunk_key auto reads lacks community structure, else both), "+startUsage)
 }
 
 func dedupeFlag(fs *flag.FlagSet, usage string) *matrix.DedupePolicy {

@@ -67,6 +67,17 @@ func TestRunCommand(t *testing.T) {
 	if pl, _ := obj["pipeline"].(map[string]any); pl["runner"] != "prism" {
 		t.Errorf("pipeline info %v, want runner prism", pl)
 	}
+	// --start mondrian reaches the chunks' solves: the report says so.
+	mrep := filepath.Join(dir, "mondrian.json")
+	if code := runMain([]string{"run", "--input", in, "--output", filepath.Join(dir, "mondrian"), "--k", "4", "--chunk_size", "150",
+		"--start", "mondrian", "--metrics_out", mrep, "--runner", "prism"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--start mondrian: exit %d: %s", code, stderr.String())
+	}
+	var mr smoothanonpb.RunReport
+	if b, err := os.ReadFile(mrep); err != nil || protojson.Unmarshal(b, &mr) != nil || !mr.Valid || mr.Solve.GetStart() != "mondrian" ||
+		mr.Solve.GetRestarts() != 0 || mr.Solve.GetFacilityCost() != 0 {
+		t.Errorf("--start mondrian: report %v (%v)", &mr, err)
+	}
 	// A second run into the same output is refused with exit code 2.
 	stderr.Reset()
 	if code := runMain(args[:len(args)-2], &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "holds the release of run") {
@@ -81,7 +92,7 @@ func TestRunCommand(t *testing.T) {
 	// The default --chunk_key auto and --start auto say what they chose
 	// (400 rows: too few to leave the spectral key and both starts) and on
 	// what evidence.
-	if !strings.Contains(stdout.String(), "Solve") || !strings.Contains(stdout.String(), "# dry run: 1 input files, 400 rows, ~1 chunks, chunk key spectral, start both (auto: ") {
+	if !strings.Contains(stdout.String(), "Solve") || !strings.Contains(stdout.String(), "# dry run: 1 input files, 400 rows, ~1 chunks, chunk key spectral (auto), start both (auto) (sample: ") {
 		t.Errorf("dry run output lacks the summary or the Solve transform:\n%.400s", stdout.String())
 	}
 	flag.CommandLine.Set("dry_run", "false") // Beam's flag lives on the global set

@@ -79,6 +79,16 @@ func TestSolveCommand(t *testing.T) {
 			}
 		}
 	}
+	// --start mondrian reaches the solver: the report says so, and the
+	// release is valid.
+	out, metrics := filepath.Join(dir, "mondrian.parquet"), filepath.Join(dir, "mondrian.json")
+	if code, _, stderr := runSolveCLI("--input", in, "--output", out, "--k", "5", "--start", "mondrian", "--metrics_out", metrics, "--quiet"); code != 0 {
+		t.Fatalf("--start mondrian: exit %d: %s", code, stderr)
+	}
+	var mr smoothanonpb.RunReport
+	if js, err := os.ReadFile(metrics); err != nil || protojson.Unmarshal(js, &mr) != nil || !mr.Valid || mr.Solve.GetStart() != "mondrian" || mr.Solve.GetRestarts() != 0 {
+		t.Errorf("--start mondrian: report %v (%v)", &mr, err)
+	}
 	// Same seed, same bytes (kept ids; pseudonyms need the same key too: TestSolvePseudonyms).
 	a, b := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "b.parquet")
 	for _, out := range []string{a, b} {

@@ -169,12 +169,12 @@ type SolveInfo struct {
 	Variant         string                 `protobuf:"bytes,1,opt,name=variant,proto3" json:"variant,omitempty"` // "improved" or "paper"
 	Seed            int64                  `protobuf:"varint,2,opt,name=seed,proto3" json:"seed,omitempty"`
 	Beta            int32                  `protobuf:"varint,3,opt,name=beta,proto3" json:"beta,omitempty"`
-	Restarts        int32                  `protobuf:"varint,4,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	Restarts        int32                  `protobuf:"varint,4,opt,name=restarts,proto3" json:"restarts,omitempty"` // Meyerson restarts run; 0 when start is "mondrian"
 	Clusters        int64                  `protobuf:"varint,5,opt,name=clusters,proto3" json:"clusters,omitempty"`
 	ClusterSize     *Distribution          `protobuf:"bytes,6,opt,name=cluster_size,json=clusterSize,proto3" json:"cluster_size,omitempty"`
 	FacilityCost    float64                `protobuf:"fixed64,7,opt,name=facility_cost,json=facilityCost,proto3" json:"facility_cost,omitempty"` // opening + connection cost of the kept restart (0 when start is "mondrian")
 	Seconds         float64                `protobuf:"fixed64,8,opt,name=seconds,proto3" json:"seconds,omitempty"`
-	NeighbourSearch string                 `protobuf:"bytes,9,opt,name=neighbour_search,json=neighbourSearch,proto3" json:"neighbour_search,omitempty"` // "bounded" or "exact"; "" when start is "mondrian" (no search ran)
+	NeighbourSearch string                 `protobuf:"bytes,9,opt,name=neighbour_search,json=neighbourSearch,proto3" json:"neighbour_search,omitempty"` // "bounded" or "exact" (the kNN search runs under either start)
 	Start           string                 `protobuf:"bytes,10,opt,name=start,proto3" json:"start,omitempty"`                                           // what the improved variant started from: "both" or "mondrian"
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache

@@ -1,0 +1,72 @@
+package transforms
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/smoothanon/smoothanon/solver"
+)
+
+func TestChunkWorkers(t *testing.T) {
+	for _, c := range []struct {
+		p    SolveParams
+		want int
+	}{
+		{SolveParams{K: 8}, 0},
+		{SolveParams{K: 8, Workers: 3}, 3},
+		{SolveParams{K: 8, Start: solver.StartMondrian}, 1},
+		{SolveParams{K: 8, Start: solver.StartMondrian, Workers: 2}, 2},
+	} {
+		if got := chunkWorkers(c.p); got != c.want {
+			t.Errorf("chunkWorkers(workers %d, start %v) = %d, want %d", c.p.Workers, c.p.Start, got, c.want)
+		}
+	}
+}
+
+func TestSolveWeight(t *testing.T) {
+	for _, c := range []struct {
+		workers, procs int
+		want           int64
+	}{
+		{0, 4, 4}, {1, 4, 1}, {3, 4, 3}, {8, 4, 4}, {-1, 2, 2}, {1, 1, 1},
+	} {
+		if got := solveWeight(c.workers, c.procs); got != c.want {
+			t.Errorf("solveWeight(%d, %d) = %d, want %d", c.workers, c.procs, got, c.want)
+		}
+	}
+}
+
+// TestAcquireSolveCountsCores: a solve on every core waits while a
+// one-core solve holds its core, whichever ran first in the process, and
+// gets the cores once it is released.
+func TestAcquireSolveCountsCores(t *testing.T) {
+	ctx := context.Background()
+	one, err := acquireSolve(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if rel, err := acquireSolve(short, 0); err == nil {
+		rel()
+		t.Fatal("a solve on every core started while a one-core solve held a core")
+	}
+	one()
+	all, err := acquireSolve(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all()
+	if solveProcs >= 2 {
+		a, _ := acquireSolve(ctx, 1)
+		soon, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		b, err := acquireSolve(soon, 1)
+		if err != nil {
+			t.Fatalf("two one-core solves on %d cores: the second waited: %v", solveProcs, err)
+		}
+		a()
+		b()
+	}
+}
