@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/smoothanon/smoothanon/gen"
@@ -87,5 +88,37 @@ func TestRunnerAliases(t *testing.T) {
 		if got := runnerName(alias); got != name {
 			t.Errorf("runnerName(%q) = %q, want %q", alias, got, name)
 		}
+	}
+}
+
+// TestFlagErrorsOneLine: a bad flag is reported once, on one line naming
+// the flag and the value, without the flag list; -h prints the flag list.
+func TestFlagErrorsOneLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--start", "bogus"}, []string{"-start", `"bogus"`, "smoothanon run -h"}},
+		{[]string{"run", "--chunk_key", "bogus"}, []string{"-chunk_key", `"bogus"`}},
+		{[]string{"solve", "--mode", "bogus"}, []string{"-mode", `"bogus"`, "smoothanon solve -h"}},
+		{[]string{"run", "--nosuch"}, []string{"-nosuch"}},
+	} {
+		var stderr strings.Builder
+		if code := runMain(c.args, io.Discard, &stderr); code != 2 {
+			t.Errorf("%q: exit code %d, want 2", c.args, code)
+		}
+		got := stderr.String()
+		if strings.Count(got, "\n") != 1 {
+			t.Errorf("%q: stderr is not one line:\n%s", c.args, got)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q: stderr %q lacks %q", c.args, got, w)
+			}
+		}
+	}
+	var stderr strings.Builder
+	if code := runMain([]string{"run", "-h"}, io.Discard, &stderr); code != 0 || !strings.Contains(stderr.String(), "-chunk_key") {
+		t.Errorf("run -h: exit code %d, output lacks the flag list:\n%s", code, stderr.String())
 	}
 }

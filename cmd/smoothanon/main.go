@@ -74,13 +74,21 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args and rejects stray positional arguments.
+// parseFlags parses args and rejects stray positional arguments. A bad
+// flag is reported once, by runMain, on one line; the flag list is printed
+// only for -h.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &exitError{code: 2, err: err}
+	out := fs.Output()
+	fs.SetOutput(io.Discard) // the flag package would print the error and the whole usage
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(out, "Usage of %s:\n", fs.Name())
+		fs.PrintDefaults()
+		return err
+	}
+	if err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("%w (run '%s -h' for its flags)", err, fs.Name())}
 	}
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q", fs.Arg(0))
