@@ -35,6 +35,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/smoothanon/smoothanon/internal/memlimit"
 	"github.com/smoothanon/smoothanon/pipeline"
 )
 
@@ -140,6 +141,9 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 }
 
 func main() {
+	// In a container (a Flink or Dataflow worker, a Kubernetes job), keep
+	// the Go heap under the container's memory limit (internal/memlimit).
+	memlimit.Apply()
 	// Started by a Beam runner as an SDK harness (--worker=true ...): serve
 	// bundles and exit. LOOPBACK and prism workers live in this process instead.
 	pipeline.MaybeRunWorker()

@@ -10,6 +10,13 @@
 #             is generated once per ROWS and kept there
 #   JVM_HEAP  job server heap (default 2g)
 #   PORT      job server port (default 8099)
+#   GO_MEM_GB the memory cgroup limit the Go process (launcher and LOOPBACK
+#             worker) runs under, in the unit the peak is printed in (1e6 KiB;
+#             default 2, the goal; 0 = none). smoothanon sets its soft
+#             memory limit to 3/4 of it (internal/memlimit), as it does in a
+#             worker container; exceeding it kills the run. Needs root and a
+#             writable cgroup file system; otherwise the run has no limit and
+#             the line says so.
 #   PARALLELISM  Flink task slots and default parallelism (default 16). The
 #             Flink batch runner sends each partition of a stage to the SDK as
 #             ONE bundle and drains the bundle's output only after the SDK
@@ -90,21 +97,52 @@ fi
 	done
 ) &
 
+# The memory cgroup of the Go process: v1's memory controller, else v2.
+go_mem_kb=$(awk -v g="${GO_MEM_GB:-2}" 'BEGIN{printf "%d", g*1e6}')
+cg=""
+if ((go_mem_kb > 0)); then
+	for parent in /sys/fs/cgroup/memory /sys/fs/cgroup; do
+		file=memory.limit_in_bytes
+		[[ $parent == /sys/fs/cgroup ]] && file=memory.max
+		[[ -f $parent/cgroup.procs ]] || continue
+		if mkdir "$parent/smoothanon-bench-$$" 2>/dev/null; then
+			if echo $((go_mem_kb * 1024)) >"$parent/smoothanon-bench-$$/$file" 2>/dev/null; then
+				cg=$parent/smoothanon-bench-$$
+				break
+			fi
+			rmdir "$parent/smoothanon-bench-$$"
+		fi
+	done
+	[[ -n $cg ]] || echo "no writable memory cgroup: the Go process runs without a limit" >&2
+fi
+trap 'kill $jvm 2>/dev/null || true; [[ -z $cg ]] || rmdir "$cg" 2>/dev/null || true' EXIT
+
 rm -rf "$work/out"
 start=$(date +%s)
-/usr/bin/time -v -o "$work/go.time" "$bin" run --runner flink --endpoint "127.0.0.1:$port" \
-	--environment_type LOOPBACK --input "$input" --output "$work/out" --k 8 --mode smooth \
-	--chunk_size 100000 --seed 1 --metrics_out "$work/report.json" "$@" 2>"$work/run.log"
+rc=0
+(
+	[[ -z $cg ]] || echo $BASHPID >"$cg/cgroup.procs"
+	exec /usr/bin/time -v -o "$work/go.time" "$bin" run --runner flink --endpoint "127.0.0.1:$port" \
+		--environment_type LOOPBACK --input "$input" --output "$work/out" --k 8 --mode smooth \
+		--chunk_size 100000 --seed 1 --metrics_out "$work/report.json" "$@" 2>"$work/run.log"
+) || rc=$?
 end=$(date +%s)
+if ((rc != 0)); then
+	echo "smoothanon run failed (exit $rc): see $work/run.log and $work/go.time (signal 9 under a memory cgroup: its limit was hit)" >&2
+	exit 1
+fi
+limit=none
+[[ -z $cg ]] || limit=$(awk -v k="$go_mem_kb" 'BEGIN{printf "%.2f GB", k/1e6}')
 sleep 6
 read -r peak_jvm peak_tmp <"$work/peaks"
 go_rss=$(awk -F': ' '/Maximum resident/{print $2}' "$work/go.time")
-python3 - "$work/report.json" "$rows" "$((end - start))" "$go_rss" "$peak_jvm" "$peak_tmp" <<'PY'
+python3 - "$work/report.json" "$rows" "$((end - start))" "$go_rss" "$peak_jvm" "$peak_tmp" "$limit" <<'PY'
 import json, sys
 rep, rows, wall, go_kb, jvm_kb, tmp_kb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+limit = sys.argv[7]
 r = json.load(open(rep))
 p = r.get("pipeline", {})
 print(f"flink local: {rows} rows, {p.get('chunks')} chunks, wall {wall} s, {rows/wall:.0f} rows/s, "
-      f"Go peak RSS {go_kb/1e6:.2f} GB, JVM peak RSS {jvm_kb/1e6:.2f} GB, spill peak {tmp_kb/1e6:.2f} GB, "
+      f"Go peak RSS {go_kb/1e6:.2f} GB (cgroup limit {limit}), JVM peak RSS {jvm_kb/1e6:.2f} GB, spill peak {tmp_kb/1e6:.2f} GB, "
       f"Jaccard {r.get('jaccard', 0):.4f}, valid {r.get('valid')}")
 PY

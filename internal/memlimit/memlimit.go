@@ -1,0 +1,125 @@
+// Package memlimit sets the Go runtime's soft memory limit from the memory
+// limit of the cgroup (container) the process runs in.
+//
+// Go does not read a container's memory limit: without GOMEMLIMIT its
+// garbage collector lets the heap grow to twice what is live before it
+// collects. A worker's live heap is mostly the compact encoded chunks the
+// runner has already pushed to it, so that headroom, not the data, is what
+// would take a worker over its container's limit and get it killed. With
+// a soft limit below the container's, the collector runs more often as
+// the heap nears it instead.
+package memlimit
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// Fraction is the share of the cgroup's limit given to Go as its soft
+// limit; the rest covers what the runtime does not count (stacks in use,
+// fragmentation, the binary) and bursts between collections.
+const Fraction = 0.75
+
+// Apply sets the soft memory limit to Fraction of the process's cgroup
+// memory limit and returns it, unless GOMEMLIMIT is set (Go applies that
+// itself) or no limit is found (0).
+func Apply() int64 {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return 0
+	}
+	limit, err := CgroupLimit(os.DirFS("/"))
+	if err != nil || limit == 0 {
+		return 0
+	}
+	soft := int64(float64(limit) * Fraction)
+	debug.SetMemoryLimit(soft)
+	return soft
+}
+
+// CgroupLimit returns the memory limit in bytes of the cgroup of the
+// process whose /proc/self/cgroup and /sys/fs/cgroup fsys holds (rooted at
+// /), cgroup v2 or v1; 0 when the cgroup has none.
+func CgroupLimit(fsys fs.FS) (int64, error) {
+	v1, v2, err := cgroupPaths(fsys)
+	if err != nil {
+		return 0, err
+	}
+	// The own cgroup's file first (a process in a slice of the host), then
+	// the mount's root (a container sees its own cgroup there).
+	var tries []string
+	if v2 != "" {
+		tries = append(tries, path.Join("sys/fs/cgroup", v2, "memory.max"), "sys/fs/cgroup/memory.max")
+	}
+	if v1 != "" {
+		tries = append(tries, path.Join("sys/fs/cgroup/memory", v1, "memory.limit_in_bytes"), "sys/fs/cgroup/memory/memory.limit_in_bytes")
+	}
+	for _, f := range tries {
+		b, err := fs.ReadFile(fsys, f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		return parseLimit(strings.TrimSpace(string(b)), f)
+	}
+	return 0, nil
+}
+
+// cgroupPaths reads the process's v1 memory cgroup and v2 cgroup from
+// /proc/self/cgroup ("" when absent).
+func cgroupPaths(fsys fs.FS) (v1, v2 string, err error) {
+	f, err := fsys.Open("proc/self/cgroup")
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// hierarchy-id:controller-list:path
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			v2 = parts[2]
+		case hasController(parts[1], "memory"):
+			v1 = parts[2]
+		}
+	}
+	return v1, v2, sc.Err()
+}
+
+func hasController(list, c string) bool {
+	for _, x := range strings.Split(list, ",") {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// parseLimit reads a cgroup limit file's value: "max" (v2) or a value at
+// least 2^62 (v1's "unlimited", a page-rounded MaxInt64) is no limit.
+func parseLimit(s, file string) (int64, error) {
+	if s == "max" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("memlimit: %s: %q is not a limit", file, s)
+	}
+	if n <= 0 || n >= math.MaxInt64>>1 {
+		return 0, nil
+	}
+	return n, nil
+}
