@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
@@ -8,30 +9,48 @@ import (
 	"github.com/smoothanon/smoothanon/transforms"
 )
 
+// ParseStart parses a start choice: "auto" (Params.AutoStart) or a
+// solver.Start ("both", "mondrian").
+func ParseStart(s string) (start solver.Start, auto bool, err error) {
+	if s == "auto" {
+		return solver.StartBoth, true, nil
+	}
+	if start, err = solver.ParseStart(s); err != nil {
+		return 0, false, fmt.Errorf("invalid start %q (want auto, both or mondrian)", s)
+	}
+	return start, false, nil
+}
+
+// autoChoices says what resolveAuto chose from the sample.
+type autoChoices struct {
+	Key, Start bool                       // the sample chose p.Key, p.Start
+	Evidence   *smoothanonpb.ChunkKeyAuto // for the run report; nil when nothing was sampled
+}
+
 // resolveAuto makes the automatic choices of p from one sample of files
 // (transforms.ChooseKey): transforms.KeyAuto in p.Key becomes the key
 // ChooseKey picks, and AutoStart becomes a Start (see Params.AutoStart).
-// It returns the sample's evidence for the run report, nil when nothing
-// was automatic.
-func resolveAuto(p *Params, files []string) (*smoothanonpb.ChunkKeyAuto, error) {
+func resolveAuto(p *Params, files []string) (autoChoices, error) {
 	if p.AutoStart && p.Variant != solver.Improved {
 		p.Start, p.AutoStart = solver.StartBoth, false // the paper's variant has one start
 	}
-	if p.Key != transforms.KeyAuto && !p.AutoStart {
-		return nil, nil // nothing the sample could change: no read
+	a := autoChoices{Key: p.Key == transforms.KeyAuto, Start: p.AutoStart}
+	if !a.Key && !a.Start {
+		return a, nil // nothing the sample could change: no read
 	}
 	c, err := transforms.ChooseKey(slices.Sorted(slices.Values(files)), p.Seed)
 	if err != nil {
-		return nil, err
+		return a, err
 	}
-	if p.Key == transforms.KeyAuto {
+	if a.Key {
 		p.Key = c.Key
 	}
-	if p.AutoStart {
+	if a.Start {
 		p.Start, p.AutoStart = solver.StartBoth, false
 		if c.Key == transforms.KeyHub {
 			p.Start = solver.StartMondrian
 		}
 	}
-	return &smoothanonpb.ChunkKeyAuto{SampleRows: c.SampleRows, TopShare: c.TopShare}, nil
+	a.Evidence = &smoothanonpb.ChunkKeyAuto{SampleRows: c.SampleRows, TopShare: c.TopShare}
+	return a, nil
 }

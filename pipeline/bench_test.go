@@ -40,15 +40,10 @@ func key(b *testing.B) transforms.Key {
 
 // withStart sets p's start from -pipeline_start.
 func withStart(b *testing.B, p Params) Params {
-	if *benchStart == "auto" {
-		p.AutoStart = true
-		return p
-	}
-	st, err := solver.ParseStart(*benchStart)
-	if err != nil {
+	var err error
+	if p.Start, p.AutoStart, err = ParseStart(*benchStart); err != nil {
 		b.Fatal(err)
 	}
-	p.Start = st
 	return p
 }
 

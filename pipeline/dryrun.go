@@ -13,9 +13,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/smoothanon/smoothanon/pseudonym"
-	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/storage"
-	"github.com/smoothanon/smoothanon/transforms"
 )
 
 // DryRun builds the pipeline for p without running it and writes the Beam
@@ -36,14 +34,13 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err != nil {
 		return &InputError{err}
 	}
-	keyAuto, startAuto := p.Key == transforms.KeyAuto, p.AutoStart && p.Variant == solver.Improved
 	auto, err := resolveAuto(&p, files)
 	if err != nil {
 		return &InputError{err}
 	}
-	plan := fmt.Sprintf("chunk key %s%s, start %s%s", p.Key, autoMark(keyAuto), p.Start, autoMark(startAuto))
-	if auto != nil {
-		plan += fmt.Sprintf(" (sample: %.3f of the spectral coordinate's variance on 1%% of %d rows)", auto.TopShare, auto.SampleRows)
+	plan := fmt.Sprintf("chunk key %s%s, start %s%s", p.Key, autoMark(auto.Key), p.Start, autoMark(auto.Start))
+	if e := auto.Evidence; e != nil {
+		plan += fmt.Sprintf(" (sample: %.3f of the spectral coordinate's variance on 1%% of %d rows)", e.TopShare, e.SampleRows)
 	}
 	if p.RunID == "" {
 		p.RunID = "dryrun"

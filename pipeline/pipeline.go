@@ -323,15 +323,9 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	rep.Solve.NeighbourSearch = p.Search.String() // per chunk: exact where the bound is not reached
 	rep.Solve.Start = p.Start.String()
 	rep.Solve.Beta = int32(p.Beta)
-	rep.Solve.Restarts = int32(p.Restarts)
+	rep.Solve.Restarts = int32(solver.RanRestarts(solver.Params{Restarts: p.Restarts, Start: p.Start}))
 	if p.Beta == 0 {
 		rep.Solve.Beta = solver.DefaultBeta
-	}
-	if p.Restarts == 0 {
-		rep.Solve.Restarts = solver.DefaultRestarts
-	}
-	if p.Start == solver.StartMondrian {
-		rep.Solve.Restarts = 0 // the chunks started from the Mondrian partition only
 	}
 	res := &Result{Report: rep, RunID: p.RunID}
 	if pr != nil {
@@ -339,7 +333,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	}
 	if rep.Pipeline != nil {
 		rep.Pipeline.ChunkKey = p.Key.String()
-		rep.Pipeline.ChunkKeyAuto = auto
+		rep.Pipeline.ChunkKeyAuto = auto.Evidence
 		rep.Pipeline.Counters = res.Counters
 		rep.Pipeline.Distributions = map[string]*smoothanonpb.Distribution{}
 		for name, d := range res.Distributions {

@@ -315,7 +315,7 @@ func solve(ctx context.Context, m *matrix.Matrix, p Params, nested bool) (*Resul
 		Variant:         p.Variant.String(),
 		Seed:            p.Seed,
 		Beta:            int32(p.Beta),
-		Restarts:        int32(ranRestarts(p)),
+		Restarts:        int32(RanRestarts(p)),
 		Clusters:        int64(len(sizes)),
 		ClusterSize:     verify.Summarize(sizes),
 		FacilityCost:    s.facilityCost,
@@ -530,12 +530,12 @@ func (s *state) run() error {
 	return nil
 }
 
-// ranRestarts is the number of Meyerson restarts a solve with (defaulted)
-// p runs: none under StartMondrian, which starts from the Mondrian
-// partition only.
-func ranRestarts(p Params) int {
+// RanRestarts is the number of Meyerson restarts a solve with p runs (the
+// SolveInfo.restarts of its report): none under StartMondrian, which
+// starts from the Mondrian partition only, else Restarts or its default.
+func RanRestarts(p Params) int {
 	if p.Start == StartMondrian {
 		return 0
 	}
-	return p.Restarts
+	return withDefaults(p).Restarts
 }

@@ -2,9 +2,9 @@ package main
 
 import (
 	"flag"
-	"fmt"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/pipeline"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
 )
@@ -65,14 +65,8 @@ type startChoice struct {
 }
 
 func parseStartChoice(s string) (startChoice, error) {
-	if s == "auto" {
-		return startChoice{auto: true}, nil
-	}
-	st, err := solver.ParseStart(s)
-	if err != nil {
-		return startChoice{}, fmt.Errorf("invalid start %q (want auto, both or mondrian)", s)
-	}
-	return startChoice{start: st}, nil
+	st, auto, err := pipeline.ParseStart(s)
+	return startChoice{start: st, auto: auto}, err
 }
 
 func runStartFlag(fs *flag.FlagSet) *startChoice {

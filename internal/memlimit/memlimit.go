@@ -19,6 +19,7 @@ import (
 	"os"
 	"path"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -92,20 +93,11 @@ func cgroupPaths(fsys fs.FS) (v1, v2 string, err error) {
 		switch {
 		case parts[0] == "0" && parts[1] == "":
 			v2 = parts[2]
-		case hasController(parts[1], "memory"):
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
 			v1 = parts[2]
 		}
 	}
 	return v1, v2, sc.Err()
-}
-
-func hasController(list, c string) bool {
-	for _, x := range strings.Split(list, ",") {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 // parseLimit reads a cgroup limit file's value: "max" (v2) or a value at
