@@ -27,6 +27,7 @@ var (
 	benchSeed     = flag.Int64("pipeline_seed", 1, "seed of BenchmarkDBLP's pipeline and whole-data solve")
 	benchRunner   = flag.String("pipeline_runner", "prism", "runner of the pipeline benchmarks (flink needs -pipeline_endpoint)")
 	benchEndpoint = flag.String("pipeline_endpoint", "", "job server endpoint for -pipeline_runner flink/universal (LOOPBACK workers)")
+	benchPool     = flag.Float64("pipeline_pool_share", DefaultPoolShare, "share of every chunk solved again in pools (0 = none)")
 	benchWhole    = flag.Bool("pipeline_whole", false, "BenchmarkDBLP also solves dblp whole in one process and reports the Jaccard gap")
 )
 
@@ -96,6 +97,7 @@ func writeParts(tb testing.TB, dir string, m *matrix.Matrix, parts int) string {
 func runBench(b *testing.B, p Params) *Result {
 	b.Helper()
 	p.Runner = *benchRunner
+	p.PoolShare = *benchPool
 	if *benchEndpoint != "" {
 		p.Endpoint, p.EnvironmentType = *benchEndpoint, "LOOPBACK"
 	}
@@ -120,6 +122,9 @@ func runBench(b *testing.B, p Params) *Result {
 	b.Logf("%s: key %s, start %s: %d rows, %d chunks (rows %.0f±%.0f, min %d), J=%.4f, valid=%v, %.1fs pipeline, %.1fs solving in total, peak RSS %.0f MB",
 		r.Pipeline.Runner, r.Pipeline.ChunkKey, r.Solve.GetStart(), r.Rows, r.Pipeline.Chunks, r.Pipeline.ChunkRows.Mean, r.Pipeline.ChunkRows.Stddev,
 		r.Pipeline.ChunkRows.Min, r.Jaccard, r.Valid, r.Pipeline.Seconds, r.Solve.Seconds, peakRSSMB())
+	if pl := r.Pipeline.Pool; pl != nil {
+		b.Logf("pools of %.2f: %d rows in %d pools, %d improved, %.1fs solving, J %.4f before", pl.Share, pl.Rows, pl.Pools, pl.Improved, pl.Seconds, pl.JaccardBefore)
+	}
 	return res
 }
 

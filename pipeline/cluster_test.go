@@ -91,7 +91,8 @@ func userListsFixture(t *testing.T) *runnerFixture {
 		files = append(files, path)
 		lo = hi
 	}
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "prism"), K: 8, ChunkSize: 2500, Seed: 5, Shards: 2}
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "prism"), K: 8, ChunkSize: 2500, Seed: 5, Shards: 2,
+		PoolShare: DefaultPoolShare}
 	runOK(t, p)
 	_, want := readRelease(t, p.Output)
 	return &runnerFixture{dir: dir, in: m, params: p, want: want}

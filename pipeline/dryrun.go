@@ -42,6 +42,9 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if e := auto.Evidence; e != nil {
 		plan += fmt.Sprintf(" (sample: %.3f of the spectral coordinate's variance on 1%% of %d rows)", e.TopShare, e.SampleRows)
 	}
+	if p.PoolShare > 0 {
+		plan += fmt.Sprintf(", pools of %g of every chunk", p.PoolShare)
+	}
 	if p.RunID == "" {
 		p.RunID = "dryrun"
 	}

@@ -43,6 +43,10 @@ import (
 // DefaultChunkSize is the target number of rows solved together.
 const DefaultChunkSize = 100_000
 
+// DefaultPoolShare is the share of every chunk's rows that `smoothanon
+// run` sets aside to solve again in pools (Params.PoolShare).
+const DefaultPoolShare = 0.4
+
 // Params configure a run.
 type Params struct {
 	// Input is a Parquet file, directory, glob or comma list (matrix.ListFiles). Required.
@@ -84,6 +88,12 @@ type Params struct {
 	// picks spectral or hub from a sample of the input
 	// (transforms.ChooseKey). Optional; default transforms.KeySpectral.
 	Key transforms.Key
+	// PoolShare is the share of every chunk's rows, its worst-served
+	// clusters, solved again together with the same share of its
+	// neighbouring chunks (transforms.Pool); the release's Jaccard cannot
+	// fall. Optional; default 0 (no pools); else within
+	// [transforms.MinPoolShare, transforms.MaxPoolShare].
+	PoolShare float64
 	// SpectralIterations is the number of averaging rounds of the spectral
 	// key. Optional; default transforms.DefaultSpectralIterations.
 	SpectralIterations int
@@ -130,6 +140,9 @@ func CheckParams(p Params) error {
 	}
 	if p.Shards < 0 {
 		return fmt.Errorf("shards %d, want >= 0", p.Shards)
+	}
+	if err := transforms.CheckPoolShare(p.PoolShare); err != nil {
+		return err
 	}
 	if p.Workers < 0 {
 		return fmt.Errorf("workers %d, want >= 0", p.Workers)
@@ -207,8 +220,15 @@ func build(p Params, files []string, staging string, h hooks) *beam.Pipeline {
 	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, Key: p.Key, Iterations: p.SpectralIterations})
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K),
 		Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
-	out, chunkStats := transforms.Solve(s, chunks, transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed,
-		Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers})
+	sp := transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed, Beta: p.Beta, Restarts: p.Restarts,
+		Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers, PoolShare: p.PoolShare}
+	out, setAside, chunkStats := transforms.Solve(s, chunks, sp)
+	stats := []beam.PCollection{transforms.CountRows(s, rows)}
+	if p.PoolShare > 0 {
+		pooled, poolStats := transforms.Pool(s, setAside, chunkStats, transforms.PoolParams{Solve: sp})
+		out = beam.Flatten(s, out, pooled)
+		stats = append(stats, poolStats)
+	}
 	if h.tamper != nil {
 		out = h.tamper(s, out)
 	}
@@ -218,7 +238,7 @@ func build(p Params, files []string, staging string, h hooks) *beam.Pipeline {
 	if h.afterWrite != nil {
 		written = h.afterWrite(s, written)
 	}
-	all := transforms.CombineStats(s, []beam.PCollection{transforms.CountRows(s, rows), verified, written}, chunkStats)
+	all := transforms.CombineStats(s, append(stats, verified, written), chunkStats)
 	transforms.Publish(s, all, transforms.PublishParams{Staging: staging, Output: p.Output, RunID: p.RunID, Overwrite: p.Overwrite,
 		K: p.K, Mode: p.Mode, ChunkSize: p.ChunkSize, InputFiles: int64(len(files)), Metadata: md})
 	return pl
@@ -334,6 +354,12 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	if rep.Pipeline != nil {
 		rep.Pipeline.ChunkKey = p.Key.String()
 		rep.Pipeline.ChunkKeyAuto = auto.Evidence
+		if p.PoolShare > 0 {
+			if rep.Pipeline.Pool == nil {
+				rep.Pipeline.Pool = &smoothanonpb.PoolInfo{}
+			}
+			rep.Pipeline.Pool.Share = p.PoolShare
+		}
 		rep.Pipeline.Counters = res.Counters
 		rep.Pipeline.Distributions = map[string]*smoothanonpb.Distribution{}
 		for name, d := range res.Distributions {

@@ -98,9 +98,15 @@ func TestRunPrismVerifiesAndIsDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	in, files := writeInput(t, dir, gen.SBMParams{N: 1200, S: 40, Q: 0.5, P: 0.005, Seed: 3})
 	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out1"), K: 5,
-		ChunkSize: 300, Seed: 7, Shards: 3}
+		ChunkSize: 300, Seed: 7, Shards: 3, PoolShare: DefaultPoolShare}
 	res := runOK(t, p)
 	rep := res.Report
+	if pl := rep.Pipeline.GetPool(); pl.GetPools() < 1 || pl.GetRows() < int64(0.4*float64(in.NumRows())) || rep.Jaccard < pl.GetJaccardBefore() {
+		t.Errorf("pools: %v, J %.4f", pl, rep.Jaccard)
+	}
+	if got := res.Counters["smoothanon/entries_out"]; got != rep.EntriesOut {
+		t.Errorf("entries_out counter %d, report %d", got, rep.EntriesOut)
+	}
 	if rep.Rows != int64(in.NumRows()) || rep.EntriesIn != in.NumEntries() {
 		t.Errorf("report rows %d entries %d, want %d %d", rep.Rows, rep.EntriesIn, in.NumRows(), in.NumEntries())
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -33,10 +34,21 @@ type runnerFixture struct {
 func newRunnerFixture(t *testing.T) *runnerFixture {
 	dir := t.TempDir()
 	in, files := writeInput(t, dir, gen.SBMParams{N: 900, S: 30, Q: 0.5, P: 0.01, Seed: 11})
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "prism"), K: 4, ChunkSize: 250, Seed: 5, Shards: 2}
-	runOK(t, p)
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "prism"), K: 4, ChunkSize: 250, Seed: 5, Shards: 2,
+		PoolShare: DefaultPoolShare}
+	requireImprovedPool(t, "prism", runOK(t, p).Report)
 	_, want := readRelease(t, p.Output)
 	return &runnerFixture{dir: dir, in: in, params: p, want: want}
+}
+
+// requireImprovedPool fails unless the run's pools replaced a release, so
+// that the runners compare releases that went through the pool stage.
+func requireImprovedPool(t *testing.T, runner string, rep *smoothanonpb.RunReport) {
+	t.Helper()
+	pl := rep.GetPipeline().GetPool()
+	if pl.GetImproved() < 1 || pl.GetShare() != DefaultPoolShare || rep.Jaccard <= pl.GetJaccardBefore() {
+		t.Fatalf("%s: no pool improved the release: %v (J %.4f)", runner, pl, rep.Jaccard)
+	}
 }
 
 // check runs the fixture on another runner with LOOPBACK workers and
@@ -71,6 +83,9 @@ func (f *runnerFixture) checkAs(t *testing.T, name, runner, endpoint, env string
 	}()
 	if res.Report.Pipeline.Runner != runner {
 		t.Errorf("report runner %q, want %q", res.Report.Pipeline.Runner, runner)
+	}
+	if p.PoolShare > 0 {
+		requireImprovedPool(t, runner, res.Report)
 	}
 	out, got := readRelease(t, p.Output)
 	if len(got) != len(f.want) {

@@ -170,10 +170,10 @@ func BuildReport(st Stats, k int, mode matrix.Mode) *smoothanonpb.RunReport {
 			OutputShards: st.ShardCount,
 		},
 	}
-	if union := st.EntriesIn + st.Created; union > 0 {
-		rep.Jaccard = float64(st.Kept) / float64(union)
-	} else {
-		rep.Jaccard = 1
+	rep.Jaccard = edits{In: st.EntriesIn, Kept: st.Kept, Created: st.Created}.jaccard()
+	if st.Pools > 0 {
+		rep.Pipeline.Pool = &smoothanonpb.PoolInfo{Rows: st.PoolRows, Pools: st.Pools, Improved: st.PoolsImproved, Seconds: st.PoolSeconds,
+			JaccardBefore: edits{In: st.EntriesIn, Kept: st.Kept - st.PoolKeptGain, Created: st.Created - st.PoolCreatedGain}.jaccard()}
 	}
 	if st.EntriesIn > 0 {
 		rep.SuppressedFraction = float64(rep.Suppressed) / float64(st.EntriesIn)

@@ -41,12 +41,19 @@ type SolveParams struct {
 	// under solver.StartBoth, 1 under solver.StartMondrian (whose solve is
 	// mostly sequential: chunks solved side by side use the cores better).
 	Workers int
+	// PoolShare is the share of each chunk's rows, its worst-served
+	// clusters, that Solve sets aside for Pool (see pool.go). Optional;
+	// default 0 (none); else within [MinPoolShare, MaxPoolShare].
+	PoolShare float64
 }
 
 func checkSolveParams(p SolveParams) error {
 	sp := solver.Params{K: p.K, Mode: p.Mode, Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers}
 	if p.Workers < 0 {
 		return fmt.Errorf("solve: workers %d, want >= 0", p.Workers)
+	}
+	if err := CheckPoolShare(p.PoolShare); err != nil {
+		return fmt.Errorf("solve: %w", err)
 	}
 	return solver.CheckParams(sp, p.K)
 }
@@ -70,7 +77,7 @@ var (
 
 func init() {
 	beam.RegisterCoder(reflect.TypeOf(ChunkStat{}), encChunkStat, decChunkStat)
-	register.DoFn5x1[context.Context, int64, func(*KeyedBlock) bool, func(OutBlock), func(ChunkStat), error](&solveFn{})
+	register.DoFn6x1[context.Context, int64, func(*KeyedBlock) bool, func(OutBlock), func(int64, PoolBlock), func(ChunkStat), error](&solveFn{})
 	register.Iter1[KeyedBlock]()
 	register.Emitter1[OutBlock]()
 	register.Emitter1[ChunkStat]()
@@ -85,19 +92,20 @@ func decChunkStat(p []byte) (ChunkStat, error) {
 
 // Solve runs solver.Solve on every chunk of a PCollection<KV<int64,
 // KeyedBlock>> (from Chunk). It returns the released rows,
-// PCollection<OutBlock> (blocks bounded as Read's), and one
-// ChunkStat per chunk. Rows of a chunk are sorted by their sort key before
-// solving, so the result does not depend on the order the shuffle
-// delivered them in.
-func Solve(s beam.Scope, chunks beam.PCollection, params SolveParams) (rows, stats beam.PCollection) {
+// PCollection<OutBlock> (blocks bounded as Read's); the rows set aside for
+// Pool with their first release, PCollection<KV<int64, PoolBlock>> keyed
+// by chunk (empty unless PoolShare > 0); and one ChunkStat per chunk. Rows
+// of a chunk are sorted by their sort key before solving, so the result
+// does not depend on the order the shuffle delivered them in.
+func Solve(s beam.Scope, chunks beam.PCollection, params SolveParams) (rows, setAside, stats beam.PCollection) {
 	s = s.Scope("Solve")
 	if err := checkSolveParams(params); err != nil {
 		panic(err)
 	}
 	grouped := beam.GroupByKey(s, chunks)
-	return beam.ParDo2(s, &solveFn{K: params.K, Mode: int(params.Mode), Seed: params.Seed, Beta: params.Beta,
+	return beam.ParDo3(s, &solveFn{K: params.K, Mode: int(params.Mode), Seed: params.Seed, Beta: params.Beta,
 		Restarts: params.Restarts, Variant: int(params.Variant), Search: int(params.Search), Start: int(params.Start),
-		Workers: chunkWorkers(params)}, grouped)
+		Workers: chunkWorkers(params), PoolShare: params.PoolShare}, grouped)
 }
 
 // chunkWorkers is the number of goroutines a chunk's solve runs: Workers
@@ -126,6 +134,8 @@ type solveFn struct {
 	Search   int   `json:"search"`
 	Start    int   `json:"start"`
 	Workers  int   `json:"workers"`
+	// PoolShare is SolveParams.PoolShare.
+	PoolShare float64 `json:"pool_share"`
 }
 
 // solveCores bounds the cores a worker process's chunk solves use at
@@ -162,7 +172,7 @@ func acquireSolve(ctx context.Context, workers int) (func(), error) {
 	return func() { solveCores.Release(w) }, nil
 }
 
-func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*KeyedBlock) bool, emit func(OutBlock), emitStat func(ChunkStat)) error {
+func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*KeyedBlock) bool, emit func(OutBlock), setAside func(int64, PoolBlock), emitStat func(ChunkStat)) error {
 	release, err := acquireSolve(ctx, fn.Workers)
 	if err != nil {
 		return err
@@ -171,27 +181,24 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*K
 	m := gatherChunk(iter)
 	rows := m.NumRows()
 	start := time.Now()
-	res, err := solver.Solve(ctx, m, solver.Params{K: fn.K, Mode: matrix.Mode(fn.Mode), Seed: ChunkSeed(fn.Seed, chunk),
-		Beta: fn.Beta, Restarts: fn.Restarts, Variant: solver.Variant(fn.Variant),
-		Search: solver.Search(fn.Search), Start: solver.Start(fn.Start), Workers: fn.Workers})
+	res, err := solver.Solve(ctx, m, fn.solverParams(ChunkSeed(fn.Seed, chunk)))
 	if err != nil {
 		return fmt.Errorf("chunk %d (%d rows): %w", chunk, rows, err)
 	}
 	secs := time.Since(start).Seconds()
 	rel := res.Release
-	if rel.NumRows() != m.NumRows() {
-		return fmt.Errorf("chunk %d: solver released %d rows for %d", chunk, rel.NumRows(), m.NumRows())
+	if err := checkRelease(fmt.Sprintf("chunk %d", chunk), m, rel); err != nil {
+		return err
 	}
-	for i := range m.Users {
-		if rel.Users[i] != m.Users[i] {
-			return fmt.Errorf("chunk %d: solver row %d is user %q, want %q", chunk, i, rel.Users[i], m.Users[i])
+	if pooled := worstServed(m, rel, res.Cluster, fn.PoolShare); len(pooled) > 0 {
+		for _, b := range poolBlocks(chunk, m, rel, pooled) {
+			setAside(chunk, b)
 		}
+		kept := others(rows, pooled)
+		km, kr := pick(m, kept), pick(rel, kept)
+		m, rel = &km, &kr
 	}
-	for lo, hi := 0, 0; lo < rows; lo = hi {
-		for hi = lo + 1; hi < rows && !full(hi-lo, int(m.Offsets[hi]-m.Offsets[lo]+rel.Offsets[hi]-rel.Offsets[lo])); hi++ {
-		}
-		emit(OutBlock{In: slice(m, lo, hi), Out: slice(rel, lo, hi)})
-	}
+	emitBlocks(m, rel, emit)
 	st := ChunkStat{Chunk: chunk, Rows: int64(rows), Seconds: secs}
 	if res.Info != nil {
 		st.Clusters = res.Info.GetClusters()
@@ -214,6 +221,50 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*K
 	rowsSolved.Inc(ctx, int64(rows))
 	releaseEntries.Inc(ctx, rel.NumEntries())
 	return nil
+}
+
+// solverParams are the solver's parameters for a solve seeded seed.
+func (fn *solveFn) solverParams(seed int64) solver.Params {
+	return solver.Params{K: fn.K, Mode: matrix.Mode(fn.Mode), Seed: seed, Beta: fn.Beta, Restarts: fn.Restarts,
+		Variant: solver.Variant(fn.Variant), Search: solver.Search(fn.Search), Start: solver.Start(fn.Start), Workers: fn.Workers}
+}
+
+// checkRelease checks that the solver released the rows of in, in order.
+func checkRelease(what string, in, rel *matrix.Matrix) error {
+	if rel.NumRows() != in.NumRows() {
+		return fmt.Errorf("%s: solver released %d rows for %d", what, rel.NumRows(), in.NumRows())
+	}
+	for i := range in.Users {
+		if rel.Users[i] != in.Users[i] {
+			return fmt.Errorf("%s: solver row %d is user %q, want %q", what, i, rel.Users[i], in.Users[i])
+		}
+	}
+	return nil
+}
+
+// emitBlocks emits the rows of in and their release rel as OutBlocks
+// bounded by MaxBlockRows and MaxBlockEntries, sharing their arrays.
+func emitBlocks(in, rel *matrix.Matrix, emit func(OutBlock)) {
+	rows := in.NumRows()
+	for lo, hi := 0, 0; lo < rows; lo = hi {
+		for hi = lo + 1; hi < rows && !full(hi-lo, int(in.Offsets[hi]-in.Offsets[lo]+rel.Offsets[hi]-rel.Offsets[lo])); hi++ {
+		}
+		emit(OutBlock{In: slice(in, lo, hi), Out: slice(rel, lo, hi)})
+	}
+}
+
+// others lists 0..n-1 without the ascending rows.
+func others(n int, rows []int) []int {
+	out := make([]int, 0, n-len(rows))
+	j := 0
+	for i := range n {
+		if j < len(rows) && rows[j] == i {
+			j++
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 // gatherChunk collects a chunk's pieces into one matrix whose rows are in

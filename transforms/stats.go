@@ -79,6 +79,12 @@ type Stats struct {
 	SolveSeconds     float64
 	MaxChunkSeconds  float64
 	FacilityCost     float64
+	// From the pools (Pool): pools solved, pools whose new release was
+	// kept, rows pooled, solve time, and the kept and created entries the
+	// kept releases added (negative: removed).
+	Pools, PoolsImproved, PoolRows int64
+	PoolSeconds                    float64
+	PoolKeptGain, PoolCreatedGain  int64
 	// From the shards (Write).
 	RowsWritten, DuplicateUsers int64
 	Shards                      []int64 // ids of shards written, sorted
@@ -123,6 +129,12 @@ func mergeStats(a, b Stats) Stats {
 	a.SolveSeconds += b.SolveSeconds
 	a.MaxChunkSeconds = max(a.MaxChunkSeconds, b.MaxChunkSeconds)
 	a.FacilityCost += b.FacilityCost
+	a.Pools += b.Pools
+	a.PoolsImproved += b.PoolsImproved
+	a.PoolRows += b.PoolRows
+	a.PoolSeconds += b.PoolSeconds
+	a.PoolKeptGain += b.PoolKeptGain
+	a.PoolCreatedGain += b.PoolCreatedGain
 	a.RowsWritten += b.RowsWritten
 	a.DuplicateUsers += b.DuplicateUsers
 	if len(b.Shards) > 0 {

@@ -65,7 +65,7 @@ func sweepChunks(src experiment.Source, p params, sets []setResult, log io.Write
 		out := filepath.Join(dir, fmt.Sprintf("release-%d", cs))
 		start := time.Now()
 		res, err := pipeline.Run(context.Background(), pipeline.Params{Input: input, Output: out, K: pipelineK,
-			ChunkSize: int64(cs), Seed: pipelineSeed})
+			ChunkSize: int64(cs), Seed: pipelineSeed, PoolShare: pipeline.DefaultPoolShare})
 		if err != nil {
 			return nil, fmt.Errorf("pipeline on %s, chunk size %d: %w", pipelineSet, cs, err)
 		}

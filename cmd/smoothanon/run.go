@@ -54,6 +54,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	variant := variantFlag(fs)
 	search := searchFlag(fs)
 	start := runStartFlag(fs)
+	poolShare := fs.Float64("pool_share", pipeline.DefaultPoolShare, "share of each chunk's rows, its worst-served clusters, solved again together with its neighbours' (0 = no pools; else 0.01..0.5)")
 	beta := fs.Int("beta", solver.DefaultBeta, "solver beta")
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "solver restarts per chunk")
 	workers := fs.Int("workers", 0, "solver goroutines per chunk (0 = GOMAXPROCS, or 1 under --start mondrian: chunks then solve side by side); does not change the release")
@@ -82,7 +83,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, RunID: *runID, K: *k, Mode: *mode,
 		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: *variant, Search: *search, Beta: *beta, Restarts: *restarts,
 		Start: start.start, AutoStart: start.auto, Workers: *workers, Runner: runnerName(*runners.Runner), Key: *chunkKey,
-		SpectralIterations: *iterations}
+		SpectralIterations: *iterations, PoolShare: *poolShare}
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/pipeline"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 )
 
@@ -67,6 +68,10 @@ func TestRunCommand(t *testing.T) {
 	if pl, _ := obj["pipeline"].(map[string]any); pl["runner"] != "prism" {
 		t.Errorf("pipeline info %v, want runner prism", pl)
 	}
+	// The default pools ran and are reported.
+	if pl := report.GetPipeline().GetPool(); pl.GetShare() != pipeline.DefaultPoolShare || pl.GetPools() < 1 || pl.GetRows() == 0 {
+		t.Errorf("pipeline.pool = %v, want the default share and at least one pool", pl)
+	}
 	// --start mondrian reaches the chunks' solves: the report says so.
 	mrep := filepath.Join(dir, "mondrian.json")
 	if code := runMain([]string{"run", "--input", in, "--output", filepath.Join(dir, "mondrian"), "--k", "4", "--chunk_size", "150",
@@ -92,7 +97,8 @@ func TestRunCommand(t *testing.T) {
 	// The default --chunk_key auto and --start auto say what they chose
 	// (400 rows: too few to leave the spectral key and both starts) and on
 	// what evidence.
-	if !strings.Contains(stdout.String(), "Solve") || !strings.Contains(stdout.String(), "# dry run: 1 input files, 400 rows, ~1 chunks, chunk key spectral (auto), start both (auto) (sample: ") {
+	if !strings.Contains(stdout.String(), "Solve") || !strings.Contains(stdout.String(), "# dry run: 1 input files, 400 rows, ~1 chunks, chunk key spectral (auto), start both (auto) (sample: ") ||
+		!strings.Contains(stdout.String(), ", pools of 0.4 of every chunk,") {
 		t.Errorf("dry run output lacks the summary or the Solve transform:\n%.400s", stdout.String())
 	}
 	flag.CommandLine.Set("dry_run", "false") // Beam's flag lives on the global set
@@ -108,9 +114,18 @@ func TestRunCommand(t *testing.T) {
 		{"run", "--input", in, "--output", out + "2", "--k", "4", "--start", "meyerson"},
 		{"run", "--input", in, "--output", out + "2", "--k", "4", "--start", "mondrian", "--variant", "paper"},
 		{"run", "--input", in, "--output", out + "2", "--k", "4", "--spectral_iterations", "0"},
+		{"run", "--input", in, "--output", out + "2", "--k", "4", "--pool_share", "0.7"},
+		{"run", "--input", in, "--output", out + "2", "--k", "4", "--pool_share", "0.001"},
 	} {
+		stderr.Reset()
 		if code := runMain(bad, &stdout, &stderr); code != 2 {
 			t.Errorf("%q: exit %d, want 2", bad, code)
+		}
+		if strings.Contains(bad[len(bad)-2], "pool_share") && (strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "pool share "+bad[len(bad)-1])) {
+			t.Errorf("%q: stderr %q, want one line naming the share", bad, stderr.String())
+		}
+		if _, err := os.Stat(out + "2"); err == nil {
+			t.Errorf("%q left %s behind", bad, out+"2")
 		}
 	}
 }

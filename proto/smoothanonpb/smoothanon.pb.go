@@ -294,6 +294,7 @@ type PipelineInfo struct {
 	Counters      map[string]int64         `protobuf:"bytes,9,rep,name=counters,proto3" json:"counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`           // Beam counters, "namespace/name" summed over steps
 	Distributions map[string]*Distribution `protobuf:"bytes,10,rep,name=distributions,proto3" json:"distributions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // Beam distributions (stddev not reported by Beam)
 	ChunkKeyAuto  *ChunkKeyAuto            `protobuf:"bytes,11,opt,name=chunk_key_auto,json=chunkKeyAuto,proto3" json:"chunk_key_auto,omitempty"`                                                       // set when --chunk_key auto or --start auto chose from a sample
+	Pool          *PoolInfo                `protobuf:"bytes,12,opt,name=pool,proto3" json:"pool,omitempty"`                                                                                             // set when --pool_share > 0
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -405,6 +406,101 @@ func (x *PipelineInfo) GetChunkKeyAuto() *ChunkKeyAuto {
 	return nil
 }
 
+func (x *PipelineInfo) GetPool() *PoolInfo {
+	if x != nil {
+		return x.Pool
+	}
+	return nil
+}
+
+// PoolInfo describes the pools (transforms.Pool): every chunk sets aside
+// its worst-served clusters, share of its rows, and the set-aside rows of
+// neighbouring chunks are solved again together; a pool's new release is
+// kept only when it raises the Jaccard.
+type PoolInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Share         float64                `protobuf:"fixed64,1,opt,name=share,proto3" json:"share,omitempty"` // share of each chunk's rows set aside
+	Rows          int64                  `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`    // rows set aside in all
+	Pools         int64                  `protobuf:"varint,3,opt,name=pools,proto3" json:"pools,omitempty"`
+	Improved      int64                  `protobuf:"varint,4,opt,name=improved,proto3" json:"improved,omitempty"`                                 // pools whose new release was kept
+	Seconds       float64                `protobuf:"fixed64,5,opt,name=seconds,proto3" json:"seconds,omitempty"`                                  // the pools' solve time, summed
+	JaccardBefore float64                `protobuf:"fixed64,6,opt,name=jaccard_before,json=jaccardBefore,proto3" json:"jaccard_before,omitempty"` // the release's Jaccard with every first release
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PoolInfo) Reset() {
+	*x = PoolInfo{}
+	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PoolInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PoolInfo) ProtoMessage() {}
+
+func (x *PoolInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PoolInfo.ProtoReflect.Descriptor instead.
+func (*PoolInfo) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *PoolInfo) GetShare() float64 {
+	if x != nil {
+		return x.Share
+	}
+	return 0
+}
+
+func (x *PoolInfo) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *PoolInfo) GetPools() int64 {
+	if x != nil {
+		return x.Pools
+	}
+	return 0
+}
+
+func (x *PoolInfo) GetImproved() int64 {
+	if x != nil {
+		return x.Improved
+	}
+	return 0
+}
+
+func (x *PoolInfo) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *PoolInfo) GetJaccardBefore() float64 {
+	if x != nil {
+		return x.JaccardBefore
+	}
+	return 0
+}
+
 // ChunkKeyAuto is the evidence behind an automatic choice of the chunk key
 // or the solver's start (transforms.ChooseKey): the spectral rounds run on
 // a sample of the rows, and the hub key (and the start "mondrian") is
@@ -419,7 +515,7 @@ type ChunkKeyAuto struct {
 
 func (x *ChunkKeyAuto) Reset() {
 	*x = ChunkKeyAuto{}
-	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	mi := &file_proto_smoothanon_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -431,7 +527,7 @@ func (x *ChunkKeyAuto) String() string {
 func (*ChunkKeyAuto) ProtoMessage() {}
 
 func (x *ChunkKeyAuto) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[4]
+	mi := &file_proto_smoothanon_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -444,7 +540,7 @@ func (x *ChunkKeyAuto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChunkKeyAuto.ProtoReflect.Descriptor instead.
 func (*ChunkKeyAuto) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{4}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ChunkKeyAuto) GetSampleRows() int64 {
@@ -480,7 +576,7 @@ type BaselineInfo struct {
 
 func (x *BaselineInfo) Reset() {
 	*x = BaselineInfo{}
-	mi := &file_proto_smoothanon_proto_msgTypes[5]
+	mi := &file_proto_smoothanon_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -492,7 +588,7 @@ func (x *BaselineInfo) String() string {
 func (*BaselineInfo) ProtoMessage() {}
 
 func (x *BaselineInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[5]
+	mi := &file_proto_smoothanon_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -505,7 +601,7 @@ func (x *BaselineInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BaselineInfo.ProtoReflect.Descriptor instead.
 func (*BaselineInfo) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{5}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *BaselineInfo) GetMethod() string {
@@ -619,7 +715,7 @@ type RunReport struct {
 
 func (x *RunReport) Reset() {
 	*x = RunReport{}
-	mi := &file_proto_smoothanon_proto_msgTypes[6]
+	mi := &file_proto_smoothanon_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +727,7 @@ func (x *RunReport) String() string {
 func (*RunReport) ProtoMessage() {}
 
 func (x *RunReport) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[6]
+	mi := &file_proto_smoothanon_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +740,7 @@ func (x *RunReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunReport.ProtoReflect.Descriptor instead.
 func (*RunReport) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{6}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RunReport) GetMode() string {
@@ -876,7 +972,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\aseconds\x18\b \x01(\x01R\aseconds\x12)\n" +
 	"\x10neighbour_search\x18\t \x01(\tR\x0fneighbourSearch\x12\x14\n" +
 	"\x05start\x18\n" +
-	" \x01(\tR\x05start\"\x92\x05\n" +
+	" \x01(\tR\x05start\"\xbf\x05\n" +
 	"\fPipelineInfo\x12\x16\n" +
 	"\x06runner\x18\x01 \x01(\tR\x06runner\x12\x1d\n" +
 	"\n" +
@@ -892,13 +988,21 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\bcounters\x18\t \x03(\v2).smoothanon.v1.PipelineInfo.CountersEntryR\bcounters\x12T\n" +
 	"\rdistributions\x18\n" +
 	" \x03(\v2..smoothanon.v1.PipelineInfo.DistributionsEntryR\rdistributions\x12A\n" +
-	"\x0echunk_key_auto\x18\v \x01(\v2\x1b.smoothanon.v1.ChunkKeyAutoR\fchunkKeyAuto\x1a;\n" +
+	"\x0echunk_key_auto\x18\v \x01(\v2\x1b.smoothanon.v1.ChunkKeyAutoR\fchunkKeyAuto\x12+\n" +
+	"\x04pool\x18\f \x01(\v2\x17.smoothanon.v1.PoolInfoR\x04pool\x1a;\n" +
 	"\rCountersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a]\n" +
 	"\x12DistributionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x121\n" +
-	"\x05value\x18\x02 \x01(\v2\x1b.smoothanon.v1.DistributionR\x05value:\x028\x01\"L\n" +
+	"\x05value\x18\x02 \x01(\v2\x1b.smoothanon.v1.DistributionR\x05value:\x028\x01\"\xa7\x01\n" +
+	"\bPoolInfo\x12\x14\n" +
+	"\x05share\x18\x01 \x01(\x01R\x05share\x12\x12\n" +
+	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x14\n" +
+	"\x05pools\x18\x03 \x01(\x03R\x05pools\x12\x1a\n" +
+	"\bimproved\x18\x04 \x01(\x03R\bimproved\x12\x18\n" +
+	"\aseconds\x18\x05 \x01(\x01R\aseconds\x12%\n" +
+	"\x0ejaccard_before\x18\x06 \x01(\x01R\rjaccardBefore\"L\n" +
 	"\fChunkKeyAuto\x12\x1f\n" +
 	"\vsample_rows\x18\x01 \x01(\x03R\n" +
 	"sampleRows\x12\x1b\n" +
@@ -965,35 +1069,37 @@ func file_proto_smoothanon_proto_rawDescGZIP() []byte {
 	return file_proto_smoothanon_proto_rawDescData
 }
 
-var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_proto_smoothanon_proto_goTypes = []any{
 	(*Row)(nil),          // 0: smoothanon.v1.Row
 	(*Distribution)(nil), // 1: smoothanon.v1.Distribution
 	(*SolveInfo)(nil),    // 2: smoothanon.v1.SolveInfo
 	(*PipelineInfo)(nil), // 3: smoothanon.v1.PipelineInfo
-	(*ChunkKeyAuto)(nil), // 4: smoothanon.v1.ChunkKeyAuto
-	(*BaselineInfo)(nil), // 5: smoothanon.v1.BaselineInfo
-	(*RunReport)(nil),    // 6: smoothanon.v1.RunReport
-	nil,                  // 7: smoothanon.v1.PipelineInfo.CountersEntry
-	nil,                  // 8: smoothanon.v1.PipelineInfo.DistributionsEntry
+	(*PoolInfo)(nil),     // 4: smoothanon.v1.PoolInfo
+	(*ChunkKeyAuto)(nil), // 5: smoothanon.v1.ChunkKeyAuto
+	(*BaselineInfo)(nil), // 6: smoothanon.v1.BaselineInfo
+	(*RunReport)(nil),    // 7: smoothanon.v1.RunReport
+	nil,                  // 8: smoothanon.v1.PipelineInfo.CountersEntry
+	nil,                  // 9: smoothanon.v1.PipelineInfo.DistributionsEntry
 }
 var file_proto_smoothanon_proto_depIdxs = []int32{
 	1,  // 0: smoothanon.v1.SolveInfo.cluster_size:type_name -> smoothanon.v1.Distribution
 	1,  // 1: smoothanon.v1.PipelineInfo.chunk_rows:type_name -> smoothanon.v1.Distribution
-	7,  // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
-	8,  // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
-	4,  // 4: smoothanon.v1.PipelineInfo.chunk_key_auto:type_name -> smoothanon.v1.ChunkKeyAuto
-	1,  // 5: smoothanon.v1.BaselineInfo.partition_size:type_name -> smoothanon.v1.Distribution
-	1,  // 6: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
-	2,  // 7: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
-	3,  // 8: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
-	5,  // 9: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
-	1,  // 10: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	8,  // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
+	9,  // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
+	5,  // 4: smoothanon.v1.PipelineInfo.chunk_key_auto:type_name -> smoothanon.v1.ChunkKeyAuto
+	4,  // 5: smoothanon.v1.PipelineInfo.pool:type_name -> smoothanon.v1.PoolInfo
+	1,  // 6: smoothanon.v1.BaselineInfo.partition_size:type_name -> smoothanon.v1.Distribution
+	1,  // 7: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
+	2,  // 8: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
+	3,  // 9: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
+	6,  // 10: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
+	1,  // 11: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_proto_smoothanon_proto_init() }
@@ -1007,7 +1113,7 @@ func file_proto_smoothanon_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_smoothanon_proto_rawDesc), len(file_proto_smoothanon_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
