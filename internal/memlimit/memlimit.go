@@ -47,21 +47,23 @@ func Apply() int64 {
 
 // CgroupLimit returns the memory limit in bytes of the cgroup of the
 // process whose /proc/self/cgroup and /sys/fs/cgroup fsys holds (rooted at
-// /), cgroup v2 or v1; 0 when the cgroup has none.
+// /), cgroup v2 or v1; 0 when the cgroup has none. A cgroup is bound by
+// its ancestors' limits too, so the limit is the smallest found on the
+// way from the process's cgroup up to the mount's root (where a container
+// sees its own cgroup).
 func CgroupLimit(fsys fs.FS) (int64, error) {
 	v1, v2, err := cgroupPaths(fsys)
 	if err != nil {
 		return 0, err
 	}
-	// The own cgroup's file first (a process in a slice of the host), then
-	// the mount's root (a container sees its own cgroup there).
 	var tries []string
 	if v2 != "" {
-		tries = append(tries, path.Join("sys/fs/cgroup", v2, "memory.max"), "sys/fs/cgroup/memory.max")
+		tries = append(tries, upward("sys/fs/cgroup", v2, "memory.max")...)
 	}
 	if v1 != "" {
-		tries = append(tries, path.Join("sys/fs/cgroup/memory", v1, "memory.limit_in_bytes"), "sys/fs/cgroup/memory/memory.limit_in_bytes")
+		tries = append(tries, upward("sys/fs/cgroup/memory", v1, "memory.limit_in_bytes")...)
 	}
+	var limit int64
 	for _, f := range tries {
 		b, err := fs.ReadFile(fsys, f)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -70,9 +72,27 @@ func CgroupLimit(fsys fs.FS) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		return parseLimit(strings.TrimSpace(string(b)), f)
+		n, err := parseLimit(strings.TrimSpace(string(b)), f)
+		if err != nil {
+			return 0, err
+		}
+		if n > 0 && (limit == 0 || n < limit) {
+			limit = n
+		}
 	}
-	return 0, nil
+	return limit, nil
+}
+
+// upward lists the file name in the cgroup dir below mount and in each of
+// its ancestors, the mount itself last.
+func upward(mount, dir, name string) []string {
+	var files []string
+	for d := path.Clean("/" + dir); ; d = path.Dir(d) {
+		files = append(files, path.Join(mount, d, name))
+		if d == "/" {
+			return files
+		}
+	}
 }
 
 // cgroupPaths reads the process's v1 memory cgroup and v2 cgroup from
