@@ -240,7 +240,7 @@ func build(p Params, files []string, staging string, h hooks) *beam.Pipeline {
 	}
 	all := transforms.CombineStats(s, append(stats, verified, written), chunkStats)
 	transforms.Publish(s, all, transforms.PublishParams{Staging: staging, Output: p.Output, RunID: p.RunID, Overwrite: p.Overwrite,
-		K: p.K, Mode: p.Mode, ChunkSize: p.ChunkSize, InputFiles: int64(len(files)), Metadata: md})
+		K: p.K, Mode: p.Mode, ChunkSize: p.ChunkSize, InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md})
 	return pl
 }
 
@@ -354,12 +354,6 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	if rep.Pipeline != nil {
 		rep.Pipeline.ChunkKey = p.Key.String()
 		rep.Pipeline.ChunkKeyAuto = auto.Evidence
-		if p.PoolShare > 0 {
-			if rep.Pipeline.Pool == nil {
-				rep.Pipeline.Pool = &smoothanonpb.PoolInfo{}
-			}
-			rep.Pipeline.Pool.Share = p.PoolShare
-		}
 		rep.Pipeline.Counters = res.Counters
 		rep.Pipeline.Distributions = map[string]*smoothanonpb.Distribution{}
 		for name, d := range res.Distributions {

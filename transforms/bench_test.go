@@ -28,7 +28,12 @@ func BenchmarkShuffleBytes(b *testing.B) {
 		}
 		lead[i] = uint64(i) * 0x9E3779B97F4A7C15
 	}
-	var read, keyed, released, written, classes int
+	// The pool stage's input: 40% of the rows, whole classes, set aside.
+	var aside []int
+	for i := range rows * 2 / 5 / 8 * 8 {
+		aside = append(aside, i)
+	}
+	var read, keyed, released, written, classes, pooled int
 	b.ResetTimer()
 	for range b.N {
 		read = len(encMatrix(in))
@@ -40,6 +45,10 @@ func BenchmarkShuffleBytes(b *testing.B) {
 		emit := func(_ int64, c classBlock) { classes += len(encClassBlock(c)) + 8 }
 		fn.ProcessElement(OutBlock{In: in, Out: out}, emit, nil)
 		fn.FinishBundle(emit, func(Stats) {})
+		pooled = 0
+		for _, pb := range poolBlocks(0, &in, &out, aside) {
+			pooled += len(encPoolBlock(pb)) + 8
+		}
 	}
 	b.StopTimer()
 	// One spectral round: a bundle of 1e5 rows sends one block entry per
@@ -57,4 +66,6 @@ func BenchmarkShuffleBytes(b *testing.B) {
 	b.ReportMetric(per(written), "B/row_write_gbk")
 	b.ReportMetric(per(classes), "B/row_class_combine")
 	b.ReportMetric(per(round), "B/row_spectral_round@1e5")
+	b.ReportMetric(float64(pooled)/float64(len(aside)), "B/pooled_row")
+	b.ReportMetric(per(pooled), "B/row_pool_gbk")
 }

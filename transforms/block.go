@@ -134,11 +134,11 @@ func (d *dec) users() []string {
 	return us
 }
 
-// rows writes the feature lists of m's rows (not the users): the entry
-// count, then each row as a length and varint gaps.
+// rows writes the feature lists of m's rows (not the users, which may be
+// absent): the entry count, then each row as a length and varint gaps.
 func (e *enc) rows(m *matrix.Matrix) {
 	e.uvarint(uint64(len(m.Features)))
-	for i := range m.Users {
+	for i := range len(m.Offsets) - 1 {
 		e.feats(m.Row(i))
 	}
 }

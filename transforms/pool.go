@@ -29,8 +29,8 @@ import (
 // whole clusters, each at least k users and its own majority.
 
 // MinPoolShare and MaxPoolShare bound SolveParams.PoolShare (0 is off): a
-// pool holds round(1/share) chunks' set-aside rows, about one chunk's
-// worth of rows.
+// pool holds the set-aside rows of round(1/share) chunks (one more when a
+// chunk would be left alone), about one chunk's worth of rows.
 const (
 	MinPoolShare = 0.01
 	MaxPoolShare = 0.5
@@ -49,10 +49,15 @@ func CheckPoolShare(share float64) error {
 func chunksPerPool(share float64) int64 { return max(2, int64(math.Round(1/share))) }
 
 // poolOf is the pool of the chunk of rank rank (0-based, in key order)
-// among chunks chunks: perPool neighbours each, the last pool also taking
-// the remainder, so that no pool holds a lone chunk unless the job has one.
+// among chunks chunks: perPool neighbours each, and a last chunk that
+// would be alone joins the pool before it, so that no pool holds a lone
+// chunk unless the job has one, nor more than perPool+1 chunks.
 func poolOf(rank, chunks, perPool int64) int64 {
-	return min(rank/perPool, max(1, chunks/perPool)-1)
+	p := rank / perPool
+	if chunks > 1 && chunks%perPool == 1 && p == chunks/perPool {
+		p--
+	}
+	return p
 }
 
 // PoolBlock is a block of set-aside rows of one chunk: the users, their
@@ -89,23 +94,19 @@ func (e edits) jaccard() float64 {
 	return float64(e.Kept) / float64(e.In+e.Created)
 }
 
-// measure returns the edits of rows rows of (in, out); every row when
-// rows is nil.
-func measure(in, out *matrix.Matrix, rows []int) edits {
+// add counts one row, its input and its released features.
+func (e *edits) add(in, out []uint32) {
+	k := int64(verify.CountCommon(in, out))
+	e.In += int64(len(in))
+	e.Kept += k
+	e.Created += int64(len(out)) - k
+}
+
+// measure returns the edits of every row of (in, out).
+func measure(in, out *matrix.Matrix) edits {
 	var e edits
-	add := func(i int) {
-		k := int64(verify.CountCommon(in.Row(i), out.Row(i)))
-		e.In += int64(len(in.Row(i)))
-		e.Kept += k
-		e.Created += int64(len(out.Row(i))) - k
-	}
-	if rows == nil {
-		for i := range in.Users {
-			add(i)
-		}
-	}
-	for _, i := range rows {
-		add(i)
+	for i := range in.Users {
+		e.add(in.Row(i), out.Row(i))
 	}
 	return e
 }
@@ -122,30 +123,29 @@ func raises(a, b edits) bool {
 }
 
 // worstServed returns the rows of the clusters with the lowest Jaccard
-// (ties: the lower cluster number), taken whole until they hold at least
-// share of the rows, ascending. A cluster of no entries in or out is served
-// perfectly (Jaccard 1).
+// (ties: the lower cluster number), ascending: whole clusters, taken until
+// they hold at least share of the rows, passing over a cluster that would
+// take them past twice the share. A cluster of no entries in or out is
+// served perfectly (Jaccard 1).
 func worstServed(in, out *matrix.Matrix, cluster []int32, share float64) []int {
 	if share <= 0 || len(cluster) == 0 {
 		return nil
 	}
-	per := map[int32]*edits{}
+	type acc struct {
+		edits
+		rows int
+	}
+	per := map[int32]*acc{}
 	var ids []int32
 	for i, c := range cluster {
-		e := per[c]
-		if e == nil {
-			e = &edits{}
-			per[c] = e
+		a := per[c]
+		if a == nil {
+			a = &acc{}
+			per[c] = a
 			ids = append(ids, c)
 		}
-		k := int64(verify.CountCommon(in.Row(i), out.Row(i)))
-		e.In += int64(len(in.Row(i)))
-		e.Kept += k
-		e.Created += int64(len(out.Row(i))) - k
-	}
-	size := map[int32]int{}
-	for _, c := range cluster {
-		size[c]++
+		a.add(in.Row(i), out.Row(i))
+		a.rows++
 	}
 	slices.SortFunc(ids, func(a, b int32) int {
 		if c := cmp.Compare(per[a].jaccard(), per[b].jaccard()); c != 0 {
@@ -159,8 +159,14 @@ func worstServed(in, out *matrix.Matrix, cluster []int32, share float64) []int {
 		if float64(n) >= want {
 			break
 		}
+		if float64(n+per[c].rows) > 2*want {
+			continue
+		}
 		take[c] = true
-		n += size[c]
+		n += per[c].rows
+	}
+	if n == 0 {
+		return nil
 	}
 	rows := make([]int, 0, n)
 	for i, c := range cluster {
@@ -239,7 +245,7 @@ func Pool(s beam.Scope, setAside, chunks beam.PCollection, params PoolParams) (r
 		panic(err)
 	}
 	if params.Solve.PoolShare <= 0 {
-		panic(CheckPoolShare(params.Solve.PoolShare))
+		panic(fmt.Errorf("pool: pool share %g, want > 0", params.Solve.PoolShare))
 	}
 	keyed := beam.ParDo(s, &poolKeyFn{PerPool: chunksPerPool(params.Solve.PoolShare)}, setAside, beam.SideInput{Input: chunks})
 	// A chunk's set-aside rows leave one solve; without the reshuffle,
@@ -296,7 +302,7 @@ func PoolSeed(seed, pool int64) int64 { return ChunkSeed(seed, ^pool) }
 func (fn *poolFn) ProcessElement(ctx context.Context, pool int64, iter func(*PoolBlock) bool, emit func(OutBlock), emitStat func(PoolStat)) error {
 	in, first, chunks := gatherPool(iter)
 	st := PoolStat{Pool: pool, Rows: int64(in.NumRows()), Chunks: chunks}
-	st.Before = measure(in, first, nil)
+	st.Before = measure(in, first)
 	st.After = st.Before
 	rel := first
 	if chunks > 1 && !repeatsUser(in) {
@@ -314,7 +320,7 @@ func (fn *poolFn) ProcessElement(ctx context.Context, pool int64, iter func(*Poo
 		if err := checkRelease(fmt.Sprintf("pool %d", pool), in, res.Release); err != nil {
 			return err
 		}
-		if after := measure(in, res.Release, nil); raises(st.Before, after) && after.jaccard() > st.Before.jaccard() {
+		if after := measure(in, res.Release); raises(st.Before, after) {
 			rel, st.After, st.Improved = res.Release, after, true
 			poolsImprovedCounter.Inc(ctx, 1)
 		}
@@ -396,12 +402,8 @@ func encPoolBlock(b PoolBlock) []byte {
 	e.uvarint(uint64(b.Chunk))
 	e.users(b.In.Users)
 	e.rows(&b.In)
-	n := len(b.Releases.Offsets) - 1
-	e.uvarint(uint64(n))
-	e.uvarint(uint64(len(b.Releases.Features)))
-	for i := range n {
-		e.feats(b.Releases.Row(i))
-	}
+	e.uvarint(uint64(len(b.Releases.Offsets) - 1))
+	e.rows(&b.Releases)
 	for _, r := range b.Release {
 		e.uvarint(uint64(r))
 	}

@@ -67,7 +67,7 @@ func TestWorstServed(t *testing.T) {
 		want  []int
 	}{
 		{0, nil},
-		{0.1, []int{2, 3}},
+		{0.1, nil}, // every cluster would take the rows past twice the share
 		{0.25, []int{2, 3}},
 		{0.26, []int{2, 3, 6, 7}},
 		{0.5, []int{2, 3, 6, 7}},
@@ -79,6 +79,19 @@ func TestWorstServed(t *testing.T) {
 			t.Errorf("share %g: rows %v, want %v", c.share, got, c.want)
 		}
 	}
+	// A large worst cluster that would take the rows past twice the share
+	// is passed over for the next.
+	big := []int32{0, 0, 0, 0, 0, 0, 1, 1}
+	in2 := blockOf(testRow{"a", []uint32{1}}, testRow{"b", []uint32{2}}, testRow{"c", []uint32{3}}, testRow{"d", []uint32{4}},
+		testRow{"e", []uint32{5}}, testRow{"f", []uint32{6}}, testRow{"g", []uint32{7, 8}}, testRow{"h", []uint32{7}})
+	out2 := blockOf(testRow{"a", nil}, testRow{"b", nil}, testRow{"c", nil}, testRow{"d", nil},
+		testRow{"e", nil}, testRow{"f", nil}, testRow{"g", []uint32{7}}, testRow{"h", []uint32{7}})
+	if got := worstServed(&in2, &out2, big, 0.25); !reflect.DeepEqual(got, []int{6, 7}) {
+		t.Errorf("large worst cluster: rows %v, want [6 7]", got)
+	}
+	if got := worstServed(&in2, &out2, big, 0.4); !reflect.DeepEqual(got, []int{0, 1, 2, 3, 4, 5}) {
+		t.Errorf("large worst cluster within twice the share: rows %v", got)
+	}
 	if got := others(8, []int{2, 3, 6, 7}); !reflect.DeepEqual(got, []int{0, 1, 4, 5}) {
 		t.Errorf("others: %v", got)
 	}
@@ -88,7 +101,8 @@ func TestPoolOf(t *testing.T) {
 	cases := []struct{ rank, chunks, per, want int64 }{
 		{0, 10, 3, 0}, {2, 10, 3, 0}, {3, 10, 3, 1}, {8, 10, 3, 2},
 		{9, 10, 3, 2}, // the tenth chunk joins the third pool, not a pool of its own
-		{0, 1, 3, 0}, {1, 2, 3, 0}, {4, 5, 2, 1}, {3, 6, 2, 1}, {5, 6, 2, 2},
+		{3, 4, 3, 0}, {9, 11, 3, 3}, {10, 11, 3, 3}, // two left over make a pool
+		{0, 1, 3, 0}, {1, 2, 3, 0}, {4, 5, 2, 1}, {3, 6, 2, 1}, {5, 6, 2, 2}, {99, 100, 3, 32}, {98, 100, 3, 32},
 	}
 	for _, c := range cases {
 		if got := poolOf(c.rank, c.chunks, c.per); got != c.want {
@@ -315,26 +329,81 @@ func TestPoolKeepsFirst(t *testing.T) {
 	if st, _ := run(twice); st.Improved || st.Seconds != 0 {
 		t.Errorf("pool naming a user twice solved: %+v", st)
 	}
-	// A pool already holding the best release (its own re-solve) keeps it.
-	st, out := run(aside)
-	if !st.Improved {
-		t.Skip("the pool did not improve; nothing to re-pool")
+	// A pool whose first release changes nothing (it is the input) cannot
+	// be raised: its new release is dropped and the first one emitted.
+	var exact []PoolBlock
+	for _, p := range aside {
+		q := p
+		q.Releases, q.Release = p.In, seqInt32(p.In.NumRows())
+		exact = append(exact, q)
 	}
-	var again []PoolBlock
-	for c := range int64(2) {
-		var mine []OutBlock
-		for _, o := range out {
-			for i, u := range o.In.Users {
-				if slices.Contains(usersOf(aside, c), u) {
-					mine = append(mine, OutBlock{In: slice(&o.In, i, i+1), Out: slice(&o.Out, i, i+1)})
-				}
-			}
+	st, out := run(exact)
+	if st.Improved || st.Seconds == 0 || st.After != st.Before || st.Before.Kept != st.Before.In || st.Before.Created != 0 {
+		t.Errorf("a release equal to the input was replaced, or not solved again: %+v", st)
+	}
+	for _, o := range out {
+		if !o.In.Equal(&o.Out) {
+			t.Fatal("a pool that did not raise emitted another release")
 		}
-		in, rel := joined(mine)
-		again = append(again, poolBlocks(c, in, rel, seq(in.NumRows()))...)
 	}
-	if st2, _ := run(again); st2.Improved {
-		t.Errorf("re-solving a pool's own release replaced it: %+v", st2)
+}
+
+func seqInt32(n int) []int32 {
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = int32(i)
+	}
+	return s
+}
+
+// TestPoolKey ranks chunks by id, with the gaps merged chunks leave, and
+// names a chunk it has no stat for.
+func TestPoolKey(t *testing.T) {
+	stats := []ChunkStat{{Chunk: 9}, {Chunk: 0}, {Chunk: 4}, {Chunk: 2}, {Chunk: 7}}
+	fn := &poolKeyFn{PerPool: 2}
+	got := map[int64]int64{}
+	for _, c := range []int64{0, 2, 4, 7, 9} {
+		if err := fn.ProcessElement(c, PoolBlock{Chunk: c}, iterOf(stats), func(p int64, b PoolBlock) { got[b.Chunk] = p }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Ranks 0..4 in pools of 2; the lone fifth joins the second pool.
+	if want := map[int64]int64{0: 0, 2: 0, 4: 1, 7: 1, 9: 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("pools %v, want %v", got, want)
+	}
+	if err := (&poolKeyFn{PerPool: 2}).ProcessElement(5, PoolBlock{}, iterOf(stats), func(int64, PoolBlock) {}); err == nil ||
+		!strings.Contains(err.Error(), "chunk 5 was not solved") {
+		t.Errorf("unknown chunk: %v", err)
+	}
+}
+
+// TestPoolBlocksSplit cuts set-aside rows into several blocks and gathers
+// them again, in another order, into the rows sorted by user.
+func TestPoolBlocksSplit(t *testing.T) {
+	n := MaxBlockRows*2 + 100
+	in, out := matrix.New(n, 0), matrix.New(n, 0)
+	for i := range n {
+		u := string(rune('a'+i%26)) + strings.Repeat("x", i%7) + string(rune('A'+i/26%26)) + string(rune('0'+i/676))
+		in.Append(u, []uint32{uint32(i % 5), uint32(5 + i%3)})
+		out.Append(u, []uint32{uint32(i % 5 / 2)})
+	}
+	if err := in.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	blocks := poolBlocks(3, in, out, seq(n))
+	if len(blocks) != 3 {
+		t.Fatalf("%d blocks for %d rows", len(blocks), n)
+	}
+	for _, b := range blocks {
+		if d := len(b.Releases.Offsets) - 1; d != 3 {
+			t.Errorf("block of %d rows stores %d distinct releases, want 3", b.In.NumRows(), d)
+		}
+	}
+	slices.Reverse(blocks)
+	gin, gfirst, chunks := gatherPool(iterOf(blocks))
+	sin, sout := in.SortedByUser(), out.SortedByUser()
+	if chunks != 1 || !gin.Equal(sin) || !gfirst.Equal(sout) {
+		t.Errorf("gathered pool differs from its rows (%d chunks)", chunks)
 	}
 }
 

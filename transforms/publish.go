@@ -48,6 +48,8 @@ type PublishParams struct {
 	Mode matrix.Mode
 	// ChunkSize and InputFiles are reported in PipelineInfo. Optional.
 	ChunkSize, InputFiles int64
+	// PoolShare is reported in PipelineInfo.Pool when > 0. Optional.
+	PoolShare float64
 	// Metadata is the Parquet key/value metadata of the empty shards
 	// Publish adds (as WriteParams.Metadata). Optional; default none.
 	Metadata map[string]string
@@ -89,7 +91,8 @@ func Publish(s beam.Scope, stats beam.PCollection, params PublishParams) beam.PC
 		panic(err)
 	}
 	return beam.ParDo(s, &publishFn{Staging: params.Staging, Output: params.Output, RunID: params.RunID, Overwrite: params.Overwrite,
-		K: params.K, Mode: int(params.Mode), ChunkSize: params.ChunkSize, InputFiles: params.InputFiles, Metadata: params.Metadata},
+		K: params.K, Mode: int(params.Mode), ChunkSize: params.ChunkSize, InputFiles: params.InputFiles, PoolShare: params.PoolShare,
+		Metadata: params.Metadata},
 		beam.Impulse(s), beam.SideInput{Input: stats})
 }
 
@@ -102,6 +105,7 @@ type publishFn struct {
 	Mode       int               `json:"mode"`
 	ChunkSize  int64             `json:"chunk_size"`
 	InputFiles int64             `json:"input_files"`
+	PoolShare  float64           `json:"pool_share"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
 }
 
@@ -109,6 +113,12 @@ func (fn *publishFn) ProcessElement(ctx context.Context, _ []byte, st Stats, emi
 	rep := BuildReport(st, fn.K, matrix.Mode(fn.Mode))
 	rep.Pipeline.ChunkSize = fn.ChunkSize
 	rep.Pipeline.InputFiles = fn.InputFiles
+	if fn.PoolShare > 0 {
+		if rep.Pipeline.Pool == nil {
+			rep.Pipeline.Pool = &smoothanonpb.PoolInfo{}
+		}
+		rep.Pipeline.Pool.Share = fn.PoolShare
+	}
 	sum, err := release.WriteReport(ctx, StagingReport(fn.Staging), rep)
 	if err != nil {
 		return err
