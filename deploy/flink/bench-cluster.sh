@@ -111,4 +111,4 @@ kill -TERM -- -$js 2>/dev/null || true
 bash "$here/cluster.sh" stop "$run"
 
 [ "${SKIP_LOCAL:-}" = 1 ] || WORK=$work/local PARALLELISM=4 bash "$here/bench-local.sh" "$rows" --pseudonym_key_file "$key"
-echo "(figures taken on a shared 2-core machine; other jobs ran at the same time)"
+echo "(figures taken on $(nproc) cores; load average at the end: $(cut -d" " -f1-3 /proc/loadavg))"
