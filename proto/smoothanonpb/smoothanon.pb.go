@@ -164,6 +164,9 @@ func (x *Distribution) GetStddev() float64 {
 }
 
 // SolveInfo describes how a release was computed by the Alg2 solver.
+// In a pipeline's report it sums the chunks' solves: clusters, cluster
+// sizes, facility cost and seconds are those of the chunks' first
+// releases, before pools (PipelineInfo.pool) replaced some of them.
 type SolveInfo struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	Variant         string                 `protobuf:"bytes,1,opt,name=variant,proto3" json:"variant,omitempty"` // "improved" or "paper"
