@@ -100,7 +100,7 @@ func TestWorstServed(t *testing.T) {
 func TestPoolOf(t *testing.T) {
 	cases := []struct{ rank, chunks, per, want int64 }{
 		{0, 10, 3, 0}, {2, 10, 3, 0}, {3, 10, 3, 1}, {8, 10, 3, 2},
-		{9, 10, 3, 2}, // the tenth chunk joins the third pool, not a pool of its own
+		{9, 10, 3, 2},                               // the tenth chunk joins the third pool, not a pool of its own
 		{3, 4, 3, 0}, {9, 11, 3, 3}, {10, 11, 3, 3}, // two left over make a pool
 		{0, 1, 3, 0}, {1, 2, 3, 0}, {4, 5, 2, 1}, {3, 6, 2, 1}, {5, 6, 2, 2}, {99, 100, 3, 32}, {98, 100, 3, 32},
 	}
