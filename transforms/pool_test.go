@@ -412,16 +412,6 @@ func sortedOut(blocks []OutBlock) []OutBlock {
 	return []OutBlock{{In: *in, Out: *out}}
 }
 
-func usersOf(pieces []PoolBlock, chunk int64) []string {
-	var us []string
-	for _, p := range pieces {
-		if p.Chunk == chunk {
-			us = append(us, p.In.Users...)
-		}
-	}
-	return us
-}
-
 func seq(n int) []int {
 	s := make([]int, n)
 	for i := range s {
