@@ -232,13 +232,13 @@ func init() {
 	register.Function1x1(poolStats)
 }
 
-// Pool solves the set-aside rows of Solve again, pooled: set aside is
+// Pool solves the set-aside rows of Solve again, pooled: setAside is
 // Solve's PCollection<KV<int64, PoolBlock>> (keyed by chunk) and chunks
 // its PCollection<ChunkStat>, which numbers the chunks. It returns the
-// pooled rows' releases, PCollection<OutBlock>, and one Stats per pool. A pool's rows are sorted by user before solving and its seed is
-// mixed from (Seed, pool), so its release is a pure function of the run.
-// A pool of one chunk, or one naming a user twice, keeps its first
-// release.
+// pooled rows' releases, PCollection<OutBlock>, and one Stats per pool. A
+// pool's rows are sorted by user before solving and its seed is mixed from
+// (Seed, pool), so its release is a pure function of the run. A pool of
+// one chunk, or one naming a user twice, keeps its first release.
 func Pool(s beam.Scope, setAside, chunks beam.PCollection, params PoolParams) (rows, stats beam.PCollection) {
 	s = s.Scope("Pool")
 	if err := checkSolveParams(params.Solve); err != nil {
