@@ -8,7 +8,7 @@ import (
 	"github.com/smoothanon/smoothanon/solver/internal/par"
 )
 
-// improve keeps the best of three candidate clusterings: the one whose
+// improve keeps the best of four candidate clusterings: the one whose
 // release has the highest Jaccard (ties: the earlier candidate):
 //
 //  1. the clusters as they are, unrefined: the improved release is never
@@ -18,7 +18,10 @@ import (
 //     too finely);
 //  3. the Mondrian partition of the rows (internal/mondrian) after split,
 //     refined: groups cut on shared features, which the Hamming facility
-//     costs miss on power-law lists.
+//     costs miss on power-law lists;
+//  4. where no row has more than coreMaxDeg features, the core groups
+//     (core.go) after split, refined: rows grouped by the features they
+//     share, the shape of the best releases of one-hot tables.
 //
 // The clusters as they are, refined without split, were a candidate too
 // until the dissolve pass: since then they never won on adult, SBM, dblp
@@ -26,10 +29,10 @@ import (
 // quarter of the solve's CPU.
 //
 // Candidates are computed concurrently unless Workers is 1; none modifies
-// the clusters. Under StartMondrian only candidate 3 is computed (and
-// clusters is nil).
+// the clusters. Under StartMondrian only candidates 3 and 4 are computed
+// (and clusters is nil).
 func (s *state) improve(clusters [][]int32) ([][]int32, error) {
-	// Candidates in tie order. Candidates 2 and 3 are mostly sequential
+	// Candidates in tie order. Candidates 2 to 4 are mostly sequential
 	// local searches, so they run at once unless Workers is 1, and each
 	// reports its split and refine progress under its own stage names
 	// (see Params.Progress).
@@ -46,6 +49,12 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 				mc[c] = append(mc[c], int32(u))
 			}
 			return s.refine(s.split(mc, tag), tag)
+		},
+		func(tag string) ([][]int32, error) {
+			if s.pr.maxDeg > coreMaxDeg {
+				return nil, nil
+			}
+			return s.refine(s.split(s.pr.coreGroups(int32(s.p.K)), tag), tag)
 		},
 	}
 	if s.p.Start == StartMondrian {

@@ -203,8 +203,9 @@ type Params struct {
 	Workers int
 	// Progress, if set, is called with a stage name and its progress:
 	// "neighbours", "restarts", "close" (not under StartMondrian), then
-	// (Improved) "split (candidate i/3)" and "refine (candidate i/3)" for
-	// improve's candidates (only i = 3 under StartMondrian), which run at
+	// (Improved) "split (candidate i/4)" and "refine (candidate i/4)" for
+	// improve's candidates (i = 4 only where no row has more than 16
+	// features; only i = 3 and 4 under StartMondrian), which run at
 	// the same time, so their calls alternate, then the same stages
 	// prefixed "resolve: " for the solve of the users whose release is
 	// empty (see resolveEmpty; that solve starts from both, so its

@@ -155,13 +155,13 @@ func TestProgressPrinter(t *testing.T) {
 		clock = clock.Add(time.Duration(ms) * time.Millisecond)
 		p(stage, done, total)
 	}
-	step(0, "refine (candidate 2/3)", 0, 12)   // printed: first call
-	step(50, "refine (candidate 3/3)", 0, 12)  // within 200 ms: not printed
-	step(50, "refine (candidate 2/3)", 1, 12)  // within 200 ms: not printed
-	step(50, "split (candidate 3/3)", 40, 40)  // completed: printed
-	step(250, "refine (candidate 3/3)", 1, 12) // after 200 ms: printed
+	step(0, "refine (candidate 2/4)", 0, 12)   // printed: first call
+	step(50, "refine (candidate 3/4)", 0, 12)  // within 200 ms: not printed
+	step(50, "refine (candidate 2/4)", 1, 12)  // within 200 ms: not printed
+	step(50, "split (candidate 3/4)", 40, 40)  // completed: printed
+	step(250, "refine (candidate 3/4)", 1, 12) // after 200 ms: printed
 	got := strings.Split(buf.String(), "\r\033[K")[1:]
-	want := []string{"solve: refine (candidate 2/3) 0/12", "solve: split (candidate 3/3) 40/40", "solve: refine (candidate 3/3) 1/12"}
+	want := []string{"solve: refine (candidate 2/4) 0/12", "solve: split (candidate 3/4) 40/40", "solve: refine (candidate 3/4) 1/12"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("status lines %q, want %q", got, want)
 	}
