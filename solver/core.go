@@ -26,29 +26,34 @@ import (
 const coreMaxDeg = 16
 
 // coreBudget bounds the cores one level may enumerate, per point of the
-// problem; the levels stop at the first that would exceed it, and the
-// points still free form one group (which split then cuts). On adult
-// (8 features, 256 subsets per row in all) and playstore (10 features)
-// every level fits.
-const coreBudget = 256
+// problem, and coreMaxOffers in all: the levels stop at the first that
+// would exceed either, and the points still free form one group (which
+// split then cuts). A core offered costs 16 bytes while its level is
+// sorted, so a level holds at most 64 MB. On adult (8 features, 256
+// subsets per row in all; 154,000 cores at its largest level) and
+// playstore (10 features; 940,000) every level fits.
+const (
+	coreBudget    = 256
+	coreMaxOffers = 1 << 22
+)
 
 // coreGroups returns the core groups of the problem's users for clusters
-// of at least k users: every user in exactly one group, every group of at
-// least k users (the points left free at the end form one more group, or
-// join the last one when they hold fewer than k users). Every point must
-// have at most coreMaxDeg features. The result depends only on the
-// problem.
+// of at least k users: every user in exactly one group and, when the
+// problem has at least k users, every group of at least k users (the
+// points left free at the end form one more group, or join the last one
+// when they hold fewer than k users). Every point must have at most
+// coreMaxDeg features. The result depends only on the problem.
 func (pr *problem) coreGroups(k int32) [][]int32 {
 	free := make([]int32, pr.np)
 	for p := range free {
 		free[p] = int32(p)
 	}
+	limit := min(int64(coreBudget)*int64(pr.np), coreMaxOffers)
 	var groups [][]int32
 	for d := 0; len(free) > 0 && d <= int(pr.maxDeg); d++ {
-		if pr.coreCount(free, d) > int64(coreBudget)*int64(pr.np) {
+		if pr.coreCount(free, d) > limit {
 			break
 		}
-
 		groups, free = pr.takeCores(free, d, k, groups)
 	}
 	if len(free) > 0 {
@@ -75,7 +80,7 @@ func (pr *problem) coreCount(pts []int32, d int) int64 {
 	return n
 }
 
-// binomial is C(n, r) for 0 ≤ r ≤ n ≤ 62.
+// binomial is C(n, r) for 0 ≤ r ≤ n ≤ 32.
 func binomial(n, r int) int64 {
 	c := int64(1)
 	for i := 1; i <= r; i++ {
@@ -84,21 +89,39 @@ func binomial(n, r int) int64 {
 	return c
 }
 
+// offer is a core offered by a point at a level: its hash and the point.
+type offer struct {
+	h uint64
+	p int32
+}
+
+// heavyCore is one core held by at least k users: offers[lo:hi] of its
+// level, sorted by point, w users.
+type heavyCore struct{ lo, hi, w int32 }
+
 // takeCores groups the points free at level d (see coreGroups), appends
 // the groups to groups and returns them with the points still free (in
 // ascending order). The cores held by at least k users are taken
 // heaviest first, each when its points still free hold k users or more.
 func (pr *problem) takeCores(free []int32, d int, k int32, groups [][]int32) ([][]int32, []int32) {
+	offers, heavy := pr.heavyCores(free, d, k)
 	taken := make([]bool, pr.np)
-	for _, pts := range pr.heavyCores(free, d, k) {
-		pts = slices.DeleteFunc(pts, func(p int32) bool { return taken[p] })
-		if pr.weight(pts) < k {
+	for _, c := range heavy {
+		var w int32
+		for _, o := range offers[c.lo:c.hi] {
+			if !taken[o.p] {
+				w += pr.w[o.p]
+			}
+		}
+		if w < k {
 			continue
 		}
 		var g []int32
-		for _, p := range pts {
-			taken[p] = true
-			g = append(g, pr.users(p)...)
+		for _, o := range offers[c.lo:c.hi] {
+			if !taken[o.p] {
+				taken[o.p] = true
+				g = append(g, pr.users(o.p)...)
+			}
 		}
 		groups = append(groups, g)
 	}
@@ -111,64 +134,46 @@ func (pr *problem) takeCores(free []int32, d int, k int32, groups [][]int32) ([]
 	return groups, rest
 }
 
-// heavyCores returns the points (ascending) of every core that the points
-// free offer at level d and that at least k users hold, in descending
-// order of users (ties: the lower first point, then the lower hash).
-// Cores are told apart by a 64-bit hash: two that collide make one
-// candidate group, which costs quality, never validity (a point is listed
-// once per core).
-func (pr *problem) heavyCores(free []int32, d int, k int32) [][]int32 {
-	// Every (core, point) pair, sorted: a core's points are consecutive.
-	// Sorting beat a hash table of counts by 1.6× on playstore, whose
-	// table probes missed the cache.
-	type offer struct {
-		h uint64
-		p int32
-	}
+// heavyCores returns every (core, point) pair that the points free offer
+// at level d, sorted by core and point with repeats dropped, and the cores
+// that at least k users hold, in descending order of users (ties: the
+// lower first point, then the lower hash). Cores are told apart by a
+// 64-bit hash: two that collide make one candidate group, which costs
+// quality, never validity (a point is listed once per core).
+//
+// Sorting the pairs beat a hash table of counts by 1.6× on playstore,
+// whose table probes missed the cache.
+func (pr *problem) heavyCores(free []int32, d int, k int32) ([]offer, []heavyCore) {
 	offers := make([]offer, 0, pr.coreCount(free, d))
 	pr.eachCore(free, d, func(p int32, h uint64) { offers = append(offers, offer{h, p}) })
-	slices.SortFunc(offers, func(a, b offer) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.p, b.p)) })
-	var cores [][]int32
-	var ws []int32
+	slices.SortFunc(offers, func(a, b offer) int {
+		if a.h != b.h {
+			return cmp.Compare(a.h, b.h)
+		}
+		return cmp.Compare(a.p, b.p)
+	})
+	offers = slices.Compact(offers) // a core listed twice by one point: only if hashes collide
+	var heavy []heavyCore
 	for i := 0; i < len(offers); {
 		j, w := i, int32(0)
 		for ; j < len(offers) && offers[j].h == offers[i].h; j++ {
-			if j == i || offers[j].p != offers[j-1].p {
-				w += pr.w[offers[j].p]
-			}
+			w += pr.w[offers[j].p]
 		}
 		if w >= k {
-			var pts []int32
-			for _, o := range offers[i:j] {
-				if len(pts) == 0 || pts[len(pts)-1] != o.p {
-					pts = append(pts, o.p)
-				}
-			}
-			cores, ws = append(cores, pts), append(ws, w)
+			heavy = append(heavy, heavyCore{int32(i), int32(j), w})
 		}
 		i = j
 	}
-	order := make([]int, len(cores))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		return cmp.Or(cmp.Compare(ws[b], ws[a]), cmp.Compare(cores[a][0], cores[b][0]), cmp.Compare(a, b))
+	slices.SortFunc(heavy, func(a, b heavyCore) int {
+		if a.w != b.w {
+			return cmp.Compare(b.w, a.w)
+		}
+		if pa, pb := offers[a.lo].p, offers[b.lo].p; pa != pb {
+			return cmp.Compare(pa, pb)
+		}
+		return cmp.Compare(a.lo, b.lo) // lo is in hash order
 	})
-	sorted := make([][]int32, len(order))
-	for i, c := range order {
-		sorted[i] = cores[c]
-	}
-	return sorted
-}
-
-// weight is the number of users of the points pts.
-func (pr *problem) weight(pts []int32) int32 {
-	var w int32
-	for _, p := range pts {
-		w += pr.w[p]
-	}
-	return w
+	return offers, heavy
 }
 
 // eachCore calls fn with every point of pts and the hash of every core it
@@ -209,11 +214,12 @@ func hashCore(row []int32, mask uint32) uint64 {
 		h *= 1099511628211
 		h ^= h >> 29
 	}
-	// Murmur3's finalizer, so that sorted hashes spread evenly.
+	// Murmur3's finalizer: every bit of the last feature reaches every
+	// bit of the hash.
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd
 	h ^= h >> 33
 	h *= 0xc4ceb9fe1a85ec53
 	h ^= h >> 33
-	return max(h, 1) // never 0, the empty slot's key
+	return h
 }

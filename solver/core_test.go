@@ -121,11 +121,12 @@ func checkCover(t *testing.T, groups [][]int32, n int, k int32) {
 }
 
 // TestCoreGroupsBudget: rows of coreMaxDeg distinct features stop at the
-// first level past coreBudget (C(16, 3) = 560 cores a point), and the free
-// points form one group; nothing is lost.
+// first level past coreBudget (C(16, 3) = 560 cores a point); the points
+// still free, which hold k users or more, form a group of their own
+// beside the level-0 group of identical rows; nothing is lost.
 func TestCoreGroupsBudget(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	var rows [][]uint32
+	rows := repeat(5, []uint32{1000, 1001})
 	for range 300 {
 		row := make([]uint32, 0, coreMaxDeg)
 		for _, f := range r.Perm(200)[:coreMaxDeg] {
@@ -135,13 +136,51 @@ func TestCoreGroupsBudget(t *testing.T) {
 		rows = append(rows, row)
 	}
 	pr := newProblem(rowsMatrix(rows...))
-	if pr.coreCount([]int32{0}, 3) <= coreBudget {
-		t.Fatalf("C(16, 3) = %d within the budget: the test needs a level past it", pr.coreCount([]int32{0}, 3))
+	if pr.coreCount([]int32{int32(pr.np - 1)}, 3) <= coreBudget {
+		t.Fatalf("C(16, 3) = %d within the budget: the test needs a level past it", pr.coreCount([]int32{int32(pr.np - 1)}, 3))
 	}
 	got := pr.coreGroups(5)
 	checkCover(t, got, len(rows), 5)
-	if last := got[len(got)-1]; len(last) < len(rows)/2 {
-		t.Errorf("the free points' group holds %d users, want most of %d", len(last), len(rows))
+	if len(got) != 2 || len(got[0]) != 5 || len(got[1]) != 300 {
+		sizes := make([]int, len(got))
+		for i, g := range got {
+			sizes[i] = len(g)
+		}
+		t.Errorf("group sizes %v, want [5 300]: the identical rows, then the free points", sizes)
+	}
+}
+
+// TestHeavyCores: under forced collisions every core lists its points
+// once, ascending, with their users counted once, heaviest first.
+func TestHeavyCores(t *testing.T) {
+	old := coreHash
+	coreHash = func(row []int32, mask uint32) uint64 { return uint64(bits.OnesCount32(mask) % 2) }
+	defer func() { coreHash = old }()
+	pr := newProblem(randomMatrix(4, 300, 20, 3))
+	free := make([]int32, pr.np)
+	for p := range free {
+		free[p] = int32(p)
+	}
+	for d := range 3 {
+		offers, heavy := pr.heavyCores(free, d, 4)
+		if len(heavy) == 0 {
+			t.Fatalf("level %d: no heavy core", d)
+		}
+		for i, c := range heavy {
+			var w int32
+			for j, o := range offers[c.lo:c.hi] {
+				if j > 0 && o.p <= offers[int(c.lo)+j-1].p {
+					t.Fatalf("level %d core %d: points not strictly ascending", d, i)
+				}
+				w += pr.w[o.p]
+			}
+			if w != c.w || w < 4 {
+				t.Errorf("level %d core %d: %d users, recorded %d", d, i, w, c.w)
+			}
+			if i > 0 && c.w > heavy[i-1].w {
+				t.Errorf("level %d: core %d heavier than the one before", d, i)
+			}
+		}
 	}
 }
 
