@@ -94,6 +94,22 @@ func runOK(t *testing.T, p Params) *Result {
 	return res
 }
 
+// TestOneChunkNoPool: a job of one chunk sets no row aside for pools (a
+// pool of one chunk is never solved again), and its report says so.
+func TestOneChunkNoPool(t *testing.T) {
+	dir := t.TempDir()
+	in, files := writeInput(t, dir, gen.SBMParams{N: 300, S: 30, Q: 0.5, P: 0.01, Seed: 2})
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), K: 5,
+		ChunkSize: 1000, Seed: 7, PoolShare: DefaultPoolShare}
+	rep := runOK(t, p).Report
+	if rep.Pipeline.Chunks != 1 || rep.Rows != int64(in.NumRows()) {
+		t.Fatalf("%d chunks, %d rows: want 1 chunk of %d", rep.Pipeline.Chunks, rep.Rows, in.NumRows())
+	}
+	if pl := rep.Pipeline.GetPool(); pl.GetRows() != 0 || pl.GetPools() != 0 {
+		t.Errorf("pools in a job of one chunk: %v", pl)
+	}
+}
+
 func TestRunPrismVerifiesAndIsDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	in, files := writeInput(t, dir, gen.SBMParams{N: 1200, S: 40, Q: 0.5, P: 0.005, Seed: 3})

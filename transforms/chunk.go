@@ -92,6 +92,8 @@ func init() {
 	register.DoFn4x1[KeyedBlock, func(*Bounds) bool, func(*int64, *int64) bool, func(int64, KeyedBlock), error](&assignFn{})
 	register.Emitter2[int64, KeyedBlock]()
 	register.Iter2[int64, int64]()
+	register.DoFn3x0[[]byte, func(*int64, *int64) bool, func(int64)](&chunkCountFn{})
+	register.Emitter1[int64]()
 	register.Function1x1(keyedRows)
 	register.Function2x1(sumInts)
 }
@@ -114,8 +116,9 @@ func decBounds(p []byte) (Bounds, error) {
 // near it, with CutAtGaps). Chunks are therefore a pure
 // function of the set of input rows. Chunks with fewer than MinRows rows
 // are merged into their neighbour; fewer than K rows in total fails the
-// job.
-func Chunk(s beam.Scope, blocks beam.PCollection, params ChunkParams) beam.PCollection {
+// job. Chunk also returns the number of chunks, a PCollection<int64> of one
+// element (Solve's side input).
+func Chunk(s beam.Scope, blocks beam.PCollection, params ChunkParams) (chunks, count beam.PCollection) {
 	s = s.Scope("Chunk")
 	if err := checkChunkParams(params); err != nil {
 		panic(err)
@@ -130,7 +133,9 @@ func Chunk(s beam.Scope, blocks beam.PCollection, params ChunkParams) beam.PColl
 		bounds = sampleBounds(s, blocks, total, params)
 	}
 	sizes := stats.SumPerKey(s, beam.ParDo(s, &chunkSizesFn{}, blocks, beam.SideInput{Input: bounds}))
-	return beam.ParDo(s, &assignFn{MinRows: params.MinRows}, blocks, beam.SideInput{Input: bounds}, beam.SideInput{Input: sizes})
+	chunks = beam.ParDo(s, &assignFn{MinRows: params.MinRows}, blocks, beam.SideInput{Input: bounds}, beam.SideInput{Input: sizes})
+	count = beam.ParDo(s, &chunkCountFn{MinRows: params.MinRows}, beam.Impulse(s), beam.SideInput{Input: sizes})
+	return chunks, count
 }
 
 func keyedRows(b KeyedBlock) int { return b.Rows.NumRows() }
@@ -378,6 +383,34 @@ func mergeChunks(sizes map[int64]int64, minRows int64) map[int64]int64 {
 	return out
 }
 
+// readSizes reads the rows of every chunk from Chunk's sizes side input.
+func readSizes(sizes func(*int64, *int64) bool) map[int64]int64 {
+	m := map[int64]int64{}
+	var id, n int64
+	for sizes(&id, &n) {
+		m[id] = n
+	}
+	return m
+}
+
+// chunkCount is the number of chunks mergeChunks makes of sizes.
+func chunkCount(sizes map[int64]int64, minRows int64) int64 {
+	seen := map[int64]bool{}
+	for _, to := range mergeChunks(sizes, minRows) {
+		seen[to] = true
+	}
+	return int64(len(seen))
+}
+
+// chunkCountFn emits the number of chunks once, from the impulse.
+type chunkCountFn struct {
+	MinRows int64 `json:"min_rows"`
+}
+
+func (fn *chunkCountFn) ProcessElement(_ []byte, sizes func(*int64, *int64) bool, emit func(int64)) {
+	emit(chunkCount(readSizes(sizes), fn.MinRows))
+}
+
 // assignFn splits a block into one piece per merged chunk.
 type assignFn struct {
 	MinRows int64 `json:"min_rows"`
@@ -390,12 +423,7 @@ func (fn *assignFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, size
 		return err
 	}
 	if fn.merged == nil {
-		m := map[int64]int64{}
-		var id, n int64
-		for sizes(&id, &n) {
-			m[id] = n
-		}
-		fn.merged = mergeChunks(m, fn.MinRows)
+		fn.merged = mergeChunks(readSizes(sizes), fn.MinRows)
 	}
 	chunks := fn.c.chunksOf(&b)
 	for i, c := range chunks {

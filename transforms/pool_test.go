@@ -175,7 +175,7 @@ func solveChunks(t *testing.T, m *matrix.Matrix, chunks int, fn *solveFn) (kept 
 			*b, done = kb, true
 			return true
 		}
-		err := fn.ProcessElement(context.Background(), int64(c), iter, func(o OutBlock) { kept = append(kept, o) },
+		err := fn.ProcessElement(context.Background(), int64(c), iter, iterOf([]int64{int64(chunks)}), func(o OutBlock) { kept = append(kept, o) },
 			func(chunk int64, b PoolBlock) {
 				if chunk != int64(c) || b.Chunk != chunk {
 					t.Errorf("piece of chunk %d keyed %d", b.Chunk, chunk)
@@ -187,6 +187,32 @@ func solveChunks(t *testing.T, m *matrix.Matrix, chunks int, fn *solveFn) (kept 
 		}
 	}
 	return kept, aside
+}
+
+// TestOneChunkSetsNothingAside: in a job of one chunk no row is set aside
+// (a pool of one chunk is never solved again), whatever the share; the
+// chunk's release is the whole solve's.
+func TestOneChunkSetsNothingAside(t *testing.T) {
+	m, err := gen.SBM(gen.SBMParams{N: 300, S: 30, Q: 0.5, P: 0.01, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := &solveFn{K: 4, Mode: int(matrix.Smooth), Seed: 3, Workers: 1, PoolShare: 0.4}
+	kept, aside := solveChunks(t, m, 1, fn)
+	if len(aside) != 0 {
+		t.Fatalf("%d pieces set aside in a job of one chunk", len(aside))
+	}
+	in, out := joined(kept)
+	if in.NumRows() != m.NumRows() {
+		t.Fatalf("%d rows released, want %d", in.NumRows(), m.NumRows())
+	}
+	if _, aside := solveChunks(t, m, 2, fn); len(aside) == 0 {
+		t.Fatal("nothing set aside in a job of two chunks: the test shows nothing")
+	}
+	rep, err := verify.Check(in, out, verify.Params{K: 4, Mode: matrix.Smooth})
+	if err != nil || !rep.Valid {
+		t.Fatalf("release: %v %v", err, rep.GetProblems())
+	}
 }
 
 func iterOf[T any](xs []T) func(*T) bool {

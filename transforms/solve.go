@@ -77,7 +77,8 @@ var (
 
 func init() {
 	beam.RegisterCoder(reflect.TypeOf(ChunkStat{}), encChunkStat, decChunkStat)
-	register.DoFn6x1[context.Context, int64, func(*KeyedBlock) bool, func(OutBlock), func(int64, PoolBlock), func(ChunkStat), error](&solveFn{})
+	register.DoFn7x1[context.Context, int64, func(*KeyedBlock) bool, func(*int64) bool, func(OutBlock), func(int64, PoolBlock), func(ChunkStat), error](&solveFn{})
+	register.Iter1[int64]()
 	register.Iter1[KeyedBlock]()
 	register.Emitter1[OutBlock]()
 	register.Emitter1[ChunkStat]()
@@ -94,10 +95,11 @@ func decChunkStat(p []byte) (ChunkStat, error) {
 // KeyedBlock>> (from Chunk). It returns the released rows,
 // PCollection<OutBlock> (blocks bounded as Read's); the rows set aside for
 // Pool with their first release, PCollection<KV<int64, PoolBlock>> keyed
-// by chunk (empty unless PoolShare > 0); and one ChunkStat per chunk. Rows
-// of a chunk are sorted by their sort key before solving, so the result
-// does not depend on the order the shuffle delivered them in.
-func Solve(s beam.Scope, chunks beam.PCollection, params SolveParams) (rows, setAside, stats beam.PCollection) {
+// by chunk (empty unless PoolShare > 0 and there is more than one chunk:
+// count, Chunk's number of chunks, says); and one ChunkStat per chunk.
+// Rows of a chunk are sorted by their sort key before solving, so the
+// result does not depend on the order the shuffle delivered them in.
+func Solve(s beam.Scope, chunks, count beam.PCollection, params SolveParams) (rows, setAside, stats beam.PCollection) {
 	s = s.Scope("Solve")
 	if err := checkSolveParams(params); err != nil {
 		panic(err)
@@ -105,7 +107,7 @@ func Solve(s beam.Scope, chunks beam.PCollection, params SolveParams) (rows, set
 	grouped := beam.GroupByKey(s, chunks)
 	return beam.ParDo3(s, &solveFn{K: params.K, Mode: int(params.Mode), Seed: params.Seed, Beta: params.Beta,
 		Restarts: params.Restarts, Variant: int(params.Variant), Search: int(params.Search), Start: int(params.Start),
-		Workers: chunkWorkers(params), PoolShare: params.PoolShare}, grouped)
+		Workers: chunkWorkers(params), PoolShare: params.PoolShare}, grouped, beam.SideInput{Input: count})
 }
 
 // chunkWorkers is the number of goroutines a chunk's solve runs: Workers
@@ -172,7 +174,12 @@ func acquireSolve(ctx context.Context, workers int) (func(), error) {
 	return func() { solveCores.Release(w) }, nil
 }
 
-func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*KeyedBlock) bool, emit func(OutBlock), setAside func(int64, PoolBlock), emitStat func(ChunkStat)) error {
+// ProcessElement solves one chunk. count (Chunk's number of chunks) is
+// read here, not as a singleton parameter, for the reason readCutter
+// gives; a job of one chunk sets nothing aside, as a pool of one chunk is
+// never solved again.
+func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*KeyedBlock) bool, count func(*int64) bool,
+	emit func(OutBlock), setAside func(int64, PoolBlock), emitStat func(ChunkStat)) error {
 	release, err := acquireSolve(ctx, fn.Workers)
 	if err != nil {
 		return err
@@ -190,7 +197,15 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*K
 	if err := checkRelease(fmt.Sprintf("chunk %d", chunk), m, rel); err != nil {
 		return err
 	}
-	if pooled := worstServed(m, rel, res.Cluster, fn.PoolShare); len(pooled) > 0 {
+	var chunks int64
+	if !count(&chunks) {
+		return fmt.Errorf("chunk %d: no chunk count", chunk)
+	}
+	share := fn.PoolShare
+	if chunks < 2 {
+		share = 0
+	}
+	if pooled := worstServed(m, rel, res.Cluster, share); len(pooled) > 0 {
 		for _, b := range poolBlocks(chunk, m, rel, pooled) {
 			setAside(chunk, b)
 		}

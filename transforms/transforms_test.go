@@ -82,16 +82,22 @@ func TestMergeChunks(t *testing.T) {
 		sizes map[int64]int64
 		min   int64
 		want  map[int64]int64
+		count int64
 	}{
-		{"all big", map[int64]int64{0: 20, 1: 30}, 16, map[int64]int64{0: 0, 1: 1}},
-		{"small middle", map[int64]int64{0: 20, 1: 5, 2: 12, 3: 40}, 16, map[int64]int64{0: 0, 1: 1, 2: 1, 3: 3}},
-		{"small last", map[int64]int64{0: 20, 1: 30, 2: 3}, 16, map[int64]int64{0: 0, 1: 1, 2: 1}},
-		{"all small", map[int64]int64{0: 3, 2: 4}, 16, map[int64]int64{0: 0, 2: 0}},
-		{"gaps", map[int64]int64{3: 16, 7: 16}, 16, map[int64]int64{3: 3, 7: 7}},
+		{"all big", map[int64]int64{0: 20, 1: 30}, 16, map[int64]int64{0: 0, 1: 1}, 2},
+		{"small middle", map[int64]int64{0: 20, 1: 5, 2: 12, 3: 40}, 16, map[int64]int64{0: 0, 1: 1, 2: 1, 3: 3}, 3},
+		{"small last", map[int64]int64{0: 20, 1: 30, 2: 3}, 16, map[int64]int64{0: 0, 1: 1, 2: 1}, 2},
+		{"all small", map[int64]int64{0: 3, 2: 4}, 16, map[int64]int64{0: 0, 2: 0}, 1},
+		{"gaps", map[int64]int64{3: 16, 7: 16}, 16, map[int64]int64{3: 3, 7: 7}, 2},
+		{"one", map[int64]int64{0: 100}, 16, map[int64]int64{0: 0}, 1},
+		{"none", map[int64]int64{}, 16, map[int64]int64{}, 0},
 	}
 	for _, c := range cases {
 		if got := mergeChunks(c.sizes, c.min); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+		if got := chunkCount(c.sizes, c.min); got != c.count {
+			t.Errorf("%s: %d chunks, want %d", c.name, got, c.count)
 		}
 	}
 }
