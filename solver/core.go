@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
+
+	"github.com/smoothanon/smoothanon/lsh"
 )
 
 // Core groups are improve's fourth candidate, for short rows such as
@@ -214,12 +216,5 @@ func hashCore(row []int32, mask uint32) uint64 {
 		h *= 1099511628211
 		h ^= h >> 29
 	}
-	// Murmur3's finalizer: every bit of the last feature reaches every
-	// bit of the hash.
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
+	return lsh.Mix64(h) // every bit of the last feature reaches every bit
 }

@@ -153,9 +153,7 @@ func TestCoreGroupsBudget(t *testing.T) {
 // TestHeavyCores: under forced collisions every core lists its points
 // once, ascending, with their users counted once, heaviest first.
 func TestHeavyCores(t *testing.T) {
-	old := coreHash
-	coreHash = func(row []int32, mask uint32) uint64 { return uint64(bits.OnesCount32(mask) % 2) }
-	defer func() { coreHash = old }()
+	withCoreHash(t, func(row []int32, mask uint32) uint64 { return uint64(bits.OnesCount32(mask) % 2) })
 	pr := newProblem(randomMatrix(4, 300, 20, 3))
 	free := make([]int32, pr.np)
 	for p := range free {
@@ -213,16 +211,21 @@ func TestCoreCandidate(t *testing.T) {
 // alike, level 1 offers one core that every free point offers several
 // times; it must list each point once, and the groups stay valid.
 func TestCoreGroupsCollisions(t *testing.T) {
-	old := coreHash
-	coreHash = func(row []int32, mask uint32) uint64 {
+	withCoreHash(t, func(row []int32, mask uint32) uint64 {
 		if bits.OnesCount32(mask) == len(row) {
-			return old(row, mask)
+			return hashCore(row, mask)
 		}
 		return 7
-	}
-	defer func() { coreHash = old }()
+	})
 	m := randomMatrix(3, 200, 30, 4)
 	pr := newProblem(m)
 	got := pr.coreGroups(6)
 	checkCover(t, got, m.NumRows(), 6)
+}
+
+// withCoreHash replaces coreHash with h for the rest of the test.
+func withCoreHash(t *testing.T, h func([]int32, uint32) uint64) {
+	old := coreHash
+	coreHash = h
+	t.Cleanup(func() { coreHash = old })
 }
