@@ -218,11 +218,11 @@ func build(p Params, files []string, staging string, h hooks) *beam.Pipeline {
 		md = map[string]string{pseudonym.MetadataKey: pseudonym.Pseudonymize.String()}
 	}
 	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, Key: p.Key, Iterations: p.SpectralIterations})
-	chunks, count := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K),
+	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K),
 		Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
 	sp := transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed, Beta: p.Beta, Restarts: p.Restarts,
 		Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers, PoolShare: p.PoolShare}
-	out, setAside, chunkStats := transforms.Solve(s, chunks, count, sp)
+	out, setAside, chunkStats := transforms.Solve(s, chunks, sp)
 	stats := []beam.PCollection{transforms.CountRows(s, rows)}
 	if p.PoolShare > 0 {
 		pooled, poolStats := transforms.Pool(s, setAside, chunkStats, transforms.PoolParams{Solve: sp})

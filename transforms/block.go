@@ -70,6 +70,17 @@ func (b *KeyedBlock) tie(i int) uint64 {
 	return b.Tie[i]
 }
 
+// ChunkBlock is a piece of one chunk's rows, as Chunk emits it keyed by
+// chunk id, with the job's number of chunks (Solve sets nothing aside when
+// there is one). The count rides with the rows rather than reaching Solve
+// as a side input: prism reschedules a stage that reads a side input in a
+// busy loop for as long as one of its bundles runs, and a chunk's solve
+// runs for seconds to hours (docs/pipeline.md, "Side inputs on prism").
+type ChunkBlock struct {
+	Block  KeyedBlock
+	Chunks int64
+}
+
 // OutBlock is a block of released rows: In holds the users and their input
 // features, Out the same users (the same slice) and their released ones.
 type OutBlock struct {
@@ -79,6 +90,7 @@ type OutBlock struct {
 func init() {
 	beam.RegisterCoder(reflect.TypeOf(matrix.Matrix{}), encMatrix, decMatrix)
 	beam.RegisterCoder(reflect.TypeOf(KeyedBlock{}), encKeyedBlock, decKeyedBlock)
+	beam.RegisterCoder(reflect.TypeOf(ChunkBlock{}), encChunkBlock, decChunkBlock)
 	beam.RegisterCoder(reflect.TypeOf(OutBlock{}), encOutBlock, decOutBlock)
 }
 
@@ -223,23 +235,49 @@ func (d *dec) u64s(n int) []uint64 {
 }
 
 func encKeyedBlock(k KeyedBlock) []byte {
-	e := enc{b: make([]byte, 0, 24*len(k.Rows.Users)+2*len(k.Rows.Features)+32)}
-	e.u64(uint64(k.Seed))
-	e.users(k.Rows.Users)
-	e.rows(&k.Rows)
-	e.u64s(k.Lead)
-	e.u64s(k.Tie)
+	e := enc{b: make([]byte, 0, keyedBlockSize(&k))}
+	e.keyedBlock(&k)
 	return e.b
 }
 
 func decKeyedBlock(b []byte) (KeyedBlock, error) {
 	d := dec{b: b}
+	k := d.keyedBlock()
+	return k, d.done("keyed block")
+}
+
+func encChunkBlock(c ChunkBlock) []byte {
+	e := enc{b: make([]byte, 0, keyedBlockSize(&c.Block)+binary.MaxVarintLen64)}
+	e.uvarint(uint64(c.Chunks))
+	e.keyedBlock(&c.Block)
+	return e.b
+}
+
+func decChunkBlock(b []byte) (ChunkBlock, error) {
+	d := dec{b: b}
+	c := ChunkBlock{Chunks: int64(d.uvarint())}
+	c.Block = d.keyedBlock()
+	return c, d.done("chunk block")
+}
+
+// keyedBlockSize is about the encoded size of k, to size the buffer.
+func keyedBlockSize(k *KeyedBlock) int { return 24*len(k.Rows.Users) + 2*len(k.Rows.Features) + 32 }
+
+func (e *enc) keyedBlock(k *KeyedBlock) {
+	e.u64(uint64(k.Seed))
+	e.users(k.Rows.Users)
+	e.rows(&k.Rows)
+	e.u64s(k.Lead)
+	e.u64s(k.Tie)
+}
+
+func (d *dec) keyedBlock() KeyedBlock {
 	k := KeyedBlock{Seed: int64(d.u64())}
 	k.Rows.Users = d.users()
 	k.Rows.Offsets, k.Rows.Features = d.rows(len(k.Rows.Users))
 	k.Lead = d.u64s(len(k.Rows.Users))
 	k.Tie = d.u64s(len(k.Rows.Users))
-	return k, d.done("keyed block")
+	return k
 }
 
 func encOutBlock(o OutBlock) []byte {

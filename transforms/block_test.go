@@ -63,6 +63,12 @@ func TestBlockCodersRoundTrip(t *testing.T) {
 			t.Errorf("keyed block %+v -> %+v, %v", k, got, err)
 		}
 	}
+	for _, c := range []ChunkBlock{{Block: KeyedBlock{Rows: m, Lead: []uint64{1, 2, 3}, Seed: 4}, Chunks: 300}, {Block: KeyedBlock{Rows: emptyMatrix()}}} {
+		got, err := decChunkBlock(encChunkBlock(c))
+		if err != nil || got.Chunks != c.Chunks || !got.Block.Rows.Equal(&c.Block.Rows) || !slices.Equal(got.Block.Lead, c.Block.Lead) || got.Block.Seed != c.Block.Seed {
+			t.Errorf("chunk block %+v -> %+v, %v", c, got, err)
+		}
+	}
 	out := blockOf(testRow{"", []uint32{3}}, testRow{"u1", nil}, testRow{"ü\x00x", []uint32{5, 6}})
 	o := OutBlock{In: m, Out: out}
 	if got, err := decOutBlock(encOutBlock(o)); err != nil || !got.In.Equal(&m) || !got.Out.Equal(&out) {
@@ -77,11 +83,13 @@ func TestBlockCodersRoundTrip(t *testing.T) {
 		t.Errorf("RowGroup %+v -> %+v, %v", g, got, err)
 	}
 	// Truncated or padded elements are errors, never silent garbage.
-	for name, b := range map[string][]byte{"matrix": encMatrix(m), "keyed": encKeyedBlock(KeyedBlock{Rows: m, Lead: []uint64{1, 2, 3}}), "out": encOutBlock(o)} {
+	for name, b := range map[string][]byte{"matrix": encMatrix(m), "keyed": encKeyedBlock(KeyedBlock{Rows: m, Lead: []uint64{1, 2, 3}}), "out": encOutBlock(o),
+		"chunk": encChunkBlock(ChunkBlock{Block: KeyedBlock{Rows: m}, Chunks: 300})} {
 		dec := map[string]func([]byte) error{
 			"matrix": func(p []byte) error { _, err := decMatrix(p); return err },
 			"keyed":  func(p []byte) error { _, err := decKeyedBlock(p); return err },
 			"out":    func(p []byte) error { _, err := decOutBlock(p); return err },
+			"chunk":  func(p []byte) error { _, err := decChunkBlock(p); return err },
 		}[name]
 		for cut := 0; cut < len(b); cut++ {
 			if dec(b[:cut]) == nil {

@@ -89,11 +89,9 @@ func init() {
 	register.Iter1[Bounds]()
 	register.DoFn3x1[KeyedBlock, func(*Bounds) bool, func(int64, int64), error](&chunkSizesFn{})
 	register.Emitter2[int64, int64]()
-	register.DoFn4x1[KeyedBlock, func(*Bounds) bool, func(*int64, *int64) bool, func(int64, KeyedBlock), error](&assignFn{})
-	register.Emitter2[int64, KeyedBlock]()
+	register.DoFn4x1[KeyedBlock, func(*Bounds) bool, func(*int64, *int64) bool, func(int64, ChunkBlock), error](&assignFn{})
+	register.Emitter2[int64, ChunkBlock]()
 	register.Iter2[int64, int64]()
-	register.DoFn3x0[[]byte, func(*int64, *int64) bool, func(int64)](&chunkCountFn{})
-	register.Emitter1[int64]()
 	register.Function1x1(keyedRows)
 	register.Function2x1(sumInts)
 }
@@ -107,8 +105,8 @@ func decBounds(p []byte) (Bounds, error) {
 
 // Chunk range-partitions a PCollection<KeyedBlock> by the rows' sort keys
 // into chunks of about ChunkSize rows and returns PCollection<KV<int64,
-// KeyedBlock>>: for every block, one piece per chunk it has rows in, keyed
-// by chunk id. Beam has no global sort, and combiner-based approximate
+// ChunkBlock>>: for every block, one piece per chunk it has rows in, keyed
+// by chunk id, each carrying the number of chunks. Beam has no global sort, and combiner-based approximate
 // quantiles depend on bundle order, so boundaries come from a
 // deterministic sample instead: a row is sampled when the hash of its user
 // id falls under a threshold set from the total count; the sorted sample's
@@ -116,9 +114,8 @@ func decBounds(p []byte) (Bounds, error) {
 // near it, with CutAtGaps). Chunks are therefore a pure
 // function of the set of input rows. Chunks with fewer than MinRows rows
 // are merged into their neighbour; fewer than K rows in total fails the
-// job. Chunk also returns the number of chunks, a PCollection<int64> of one
-// element (Solve's side input).
-func Chunk(s beam.Scope, blocks beam.PCollection, params ChunkParams) (chunks, count beam.PCollection) {
+// job.
+func Chunk(s beam.Scope, blocks beam.PCollection, params ChunkParams) beam.PCollection {
 	s = s.Scope("Chunk")
 	if err := checkChunkParams(params); err != nil {
 		panic(err)
@@ -133,9 +130,7 @@ func Chunk(s beam.Scope, blocks beam.PCollection, params ChunkParams) (chunks, c
 		bounds = sampleBounds(s, blocks, total, params)
 	}
 	sizes := stats.SumPerKey(s, beam.ParDo(s, &chunkSizesFn{}, blocks, beam.SideInput{Input: bounds}))
-	chunks = beam.ParDo(s, &assignFn{MinRows: params.MinRows}, blocks, beam.SideInput{Input: bounds}, beam.SideInput{Input: sizes})
-	count = beam.ParDo(s, &chunkCountFn{MinRows: params.MinRows}, beam.Impulse(s), beam.SideInput{Input: sizes})
-	return chunks, count
+	return beam.ParDo(s, &assignFn{MinRows: params.MinRows}, blocks, beam.SideInput{Input: bounds}, beam.SideInput{Input: sizes})
 }
 
 func keyedRows(b KeyedBlock) int { return b.Rows.NumRows() }
@@ -393,22 +388,13 @@ func readSizes(sizes func(*int64, *int64) bool) map[int64]int64 {
 	return m
 }
 
-// chunkCount is the number of chunks mergeChunks makes of sizes.
-func chunkCount(sizes map[int64]int64, minRows int64) int64 {
+// countMerged is the number of chunks in mergeChunks' map.
+func countMerged(merged map[int64]int64) int64 {
 	seen := map[int64]bool{}
-	for _, to := range mergeChunks(sizes, minRows) {
+	for _, to := range merged {
 		seen[to] = true
 	}
 	return int64(len(seen))
-}
-
-// chunkCountFn emits the number of chunks once, from the impulse.
-type chunkCountFn struct {
-	MinRows int64 `json:"min_rows"`
-}
-
-func (fn *chunkCountFn) ProcessElement(_ []byte, sizes func(*int64, *int64) bool, emit func(int64)) {
-	emit(chunkCount(readSizes(sizes), fn.MinRows))
 }
 
 // assignFn splits a block into one piece per merged chunk.
@@ -416,14 +402,16 @@ type assignFn struct {
 	MinRows int64 `json:"min_rows"`
 	c       *cutter
 	merged  map[int64]int64
+	count   int64 // chunks after merging
 }
 
-func (fn *assignFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, sizes func(*int64, *int64) bool, emit func(int64, KeyedBlock)) error {
+func (fn *assignFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, sizes func(*int64, *int64) bool, emit func(int64, ChunkBlock)) error {
 	if err := readCutter(&fn.c, bounds); err != nil {
 		return err
 	}
 	if fn.merged == nil {
 		fn.merged = mergeChunks(readSizes(sizes), fn.MinRows)
+		fn.count = countMerged(fn.merged)
 	}
 	chunks := fn.c.chunksOf(&b)
 	for i, c := range chunks {
@@ -434,7 +422,7 @@ func (fn *assignFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, size
 		chunks[i] = to
 	}
 	for to, rows := range groupRows(chunks) {
-		emit(to, b.subset(rows))
+		emit(to, ChunkBlock{Block: b.subset(rows), Chunks: fn.count})
 	}
 	return nil
 }

@@ -166,16 +166,8 @@ func solveChunks(t *testing.T, m *matrix.Matrix, chunks int, fn *solveFn) (kept 
 		for i := c; i < m.NumRows(); i += chunks {
 			rows = append(rows, i)
 		}
-		kb := KeyedBlock{Rows: pick(m, rows), Seed: 1}
-		done := false
-		iter := func(b *KeyedBlock) bool {
-			if done {
-				return false
-			}
-			*b, done = kb, true
-			return true
-		}
-		err := fn.ProcessElement(context.Background(), int64(c), iter, iterOf([]int64{int64(chunks)}), func(o OutBlock) { kept = append(kept, o) },
+		iter := iterOf([]ChunkBlock{{Block: KeyedBlock{Rows: pick(m, rows), Seed: 1}, Chunks: int64(chunks)}})
+		err := fn.ProcessElement(context.Background(), int64(c), iter, func(o OutBlock) { kept = append(kept, o) },
 			func(chunk int64, b PoolBlock) {
 				if chunk != int64(c) || b.Chunk != chunk {
 					t.Errorf("piece of chunk %d keyed %d", b.Chunk, chunk)

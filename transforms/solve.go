@@ -77,9 +77,8 @@ var (
 
 func init() {
 	beam.RegisterCoder(reflect.TypeOf(ChunkStat{}), encChunkStat, decChunkStat)
-	register.DoFn7x1[context.Context, int64, func(*KeyedBlock) bool, func(*int64) bool, func(OutBlock), func(int64, PoolBlock), func(ChunkStat), error](&solveFn{})
-	register.Iter1[int64]()
-	register.Iter1[KeyedBlock]()
+	register.DoFn6x1[context.Context, int64, func(*ChunkBlock) bool, func(OutBlock), func(int64, PoolBlock), func(ChunkStat), error](&solveFn{})
+	register.Iter1[ChunkBlock]()
 	register.Emitter1[OutBlock]()
 	register.Emitter1[ChunkStat]()
 }
@@ -92,14 +91,15 @@ func decChunkStat(p []byte) (ChunkStat, error) {
 }
 
 // Solve runs solver.Solve on every chunk of a PCollection<KV<int64,
-// KeyedBlock>> (from Chunk). It returns the released rows,
+// ChunkBlock>> (from Chunk). It returns the released rows,
 // PCollection<OutBlock> (blocks bounded as Read's); the rows set aside for
 // Pool with their first release, PCollection<KV<int64, PoolBlock>> keyed
-// by chunk (empty unless PoolShare > 0 and there is more than one chunk:
-// count, Chunk's number of chunks, says); and one ChunkStat per chunk.
-// Rows of a chunk are sorted by their sort key before solving, so the
-// result does not depend on the order the shuffle delivered them in.
-func Solve(s beam.Scope, chunks, count beam.PCollection, params SolveParams) (rows, setAside, stats beam.PCollection) {
+// by chunk (empty unless PoolShare > 0 and there is more than one chunk);
+// and one ChunkStat per chunk. Rows of a chunk are sorted by their sort
+// key before solving, so the result does not depend on the order the
+// shuffle delivered them in. The solve reads no side input (see
+// ChunkBlock).
+func Solve(s beam.Scope, chunks beam.PCollection, params SolveParams) (rows, setAside, stats beam.PCollection) {
 	s = s.Scope("Solve")
 	if err := checkSolveParams(params); err != nil {
 		panic(err)
@@ -107,7 +107,7 @@ func Solve(s beam.Scope, chunks, count beam.PCollection, params SolveParams) (ro
 	grouped := beam.GroupByKey(s, chunks)
 	return beam.ParDo3(s, &solveFn{K: params.K, Mode: int(params.Mode), Seed: params.Seed, Beta: params.Beta,
 		Restarts: params.Restarts, Variant: int(params.Variant), Search: int(params.Search), Start: int(params.Start),
-		Workers: chunkWorkers(params), PoolShare: params.PoolShare}, grouped, beam.SideInput{Input: count})
+		Workers: chunkWorkers(params), PoolShare: params.PoolShare}, grouped)
 }
 
 // chunkWorkers is the number of goroutines a chunk's solve runs: Workers
@@ -174,18 +174,16 @@ func acquireSolve(ctx context.Context, workers int) (func(), error) {
 	return func() { solveCores.Release(w) }, nil
 }
 
-// ProcessElement solves one chunk. count (Chunk's number of chunks) is
-// read here, not as a singleton parameter, for the reason readCutter
-// gives; a job of one chunk sets nothing aside, as a pool of one chunk is
-// never solved again.
-func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*KeyedBlock) bool, count func(*int64) bool,
+// ProcessElement solves one chunk. A job of one chunk sets nothing aside,
+// as a pool of one chunk is never solved again.
+func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*ChunkBlock) bool,
 	emit func(OutBlock), setAside func(int64, PoolBlock), emitStat func(ChunkStat)) error {
 	release, err := acquireSolve(ctx, fn.Workers)
 	if err != nil {
 		return err
 	}
 	defer release()
-	m := gatherChunk(iter)
+	m, chunks := gatherChunk(iter)
 	rows := m.NumRows()
 	start := time.Now()
 	res, err := solver.Solve(ctx, m, fn.solverParams(ChunkSeed(fn.Seed, chunk)))
@@ -196,10 +194,6 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*K
 	rel := res.Release
 	if err := checkRelease(fmt.Sprintf("chunk %d", chunk), m, rel); err != nil {
 		return err
-	}
-	var chunks int64
-	if !count(&chunks) {
-		return fmt.Errorf("chunk %d: no chunk count", chunk)
 	}
 	share := fn.PoolShare
 	if chunks < 2 {
@@ -283,8 +277,8 @@ func others(n int, rows []int) []int {
 }
 
 // gatherChunk collects a chunk's pieces into one matrix whose rows are in
-// sort-key order.
-func gatherChunk(iter func(*KeyedBlock) bool) *matrix.Matrix {
+// sort-key order, and returns it with the job's number of chunks.
+func gatherChunk(iter func(*ChunkBlock) bool) (*matrix.Matrix, int64) {
 	type ref struct {
 		key   rowKey
 		block int32
@@ -292,9 +286,11 @@ func gatherChunk(iter func(*KeyedBlock) bool) *matrix.Matrix {
 	}
 	var blocks []KeyedBlock
 	var refs []ref
-	var b KeyedBlock
+	var c ChunkBlock
+	var chunks int64
 	entries := 0
-	for iter(&b) {
+	for iter(&c) {
+		b := c.Block
 		h := lsh.New(b.Seed) // rows are signed eagerly: sorting copies keys
 		for i := range b.Rows.Users {
 			k := rowKey{lead: b.lead(i), tie: b.tie(i), user: b.Rows.Users[i], sig: h.Sign(b.Rows.Row(i)), signed: true}
@@ -302,14 +298,15 @@ func gatherChunk(iter func(*KeyedBlock) bool) *matrix.Matrix {
 		}
 		entries += len(b.Rows.Features)
 		blocks = append(blocks, b)
-		b = KeyedBlock{}
+		chunks = max(chunks, c.Chunks)
+		c = ChunkBlock{}
 	}
 	slices.SortFunc(refs, func(x, y ref) int { return compareKeys(&x.key, &y.key) })
 	m := matrix.New(len(refs), entries)
 	for _, r := range refs {
 		appendRow(m, &blocks[r.block].Rows, int(r.row))
 	}
-	return m
+	return m, chunks
 }
 
 // slice returns rows [lo, hi) of m, sharing its arrays.

@@ -96,7 +96,7 @@ func TestMergeChunks(t *testing.T) {
 		if got := mergeChunks(c.sizes, c.min); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
-		if got := chunkCount(c.sizes, c.min); got != c.count {
+		if got := countMerged(mergeChunks(c.sizes, c.min)); got != c.count {
 			t.Errorf("%s: %d chunks, want %d", c.name, got, c.count)
 		}
 	}
