@@ -75,7 +75,8 @@ func (b *KeyedBlock) tie(i int) uint64 {
 // there is one). The count rides with the rows rather than reaching Solve
 // as a side input: prism reschedules a stage that reads a side input in a
 // busy loop for as long as one of its bundles runs, and a chunk's solve
-// runs for seconds to hours (docs/pipeline.md, "Side inputs on prism").
+// holds its bundle for as long as it runs, on every core it is given
+// (docs/pipeline.md, "Side inputs on prism").
 type ChunkBlock struct {
 	Block  KeyedBlock
 	Chunks int64

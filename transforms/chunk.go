@@ -106,9 +106,9 @@ func decBounds(p []byte) (Bounds, error) {
 // Chunk range-partitions a PCollection<KeyedBlock> by the rows' sort keys
 // into chunks of about ChunkSize rows and returns PCollection<KV<int64,
 // ChunkBlock>>: for every block, one piece per chunk it has rows in, keyed
-// by chunk id, each carrying the number of chunks. Beam has no global sort, and combiner-based approximate
-// quantiles depend on bundle order, so boundaries come from a
-// deterministic sample instead: a row is sampled when the hash of its user
+// by chunk id, each carrying the number of chunks. Beam has no global
+// sort, and combiner-based approximate quantiles depend on bundle order,
+// so boundaries come from a deterministic sample instead: a row is sampled when the hash of its user
 // id falls under a threshold set from the total count; the sorted sample's
 // every (len/chunks)-th key is a boundary (or the key at the widest gap
 // near it, with CutAtGaps). Chunks are therefore a pure

@@ -183,7 +183,10 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*C
 		return err
 	}
 	defer release()
-	m, chunks := gatherChunk(iter)
+	m, chunks, err := gatherChunk(iter)
+	if err != nil {
+		return fmt.Errorf("chunk %d: %w", chunk, err)
+	}
 	rows := m.NumRows()
 	start := time.Now()
 	res, err := solver.Solve(ctx, m, fn.solverParams(ChunkSeed(fn.Seed, chunk)))
@@ -277,8 +280,9 @@ func others(n int, rows []int) []int {
 }
 
 // gatherChunk collects a chunk's pieces into one matrix whose rows are in
-// sort-key order, and returns it with the job's number of chunks.
-func gatherChunk(iter func(*ChunkBlock) bool) (*matrix.Matrix, int64) {
+// sort-key order, and returns it with the job's number of chunks, which
+// every piece must state alike.
+func gatherChunk(iter func(*ChunkBlock) bool) (*matrix.Matrix, int64, error) {
 	type ref struct {
 		key   rowKey
 		block int32
@@ -298,7 +302,10 @@ func gatherChunk(iter func(*ChunkBlock) bool) (*matrix.Matrix, int64) {
 		}
 		entries += len(b.Rows.Features)
 		blocks = append(blocks, b)
-		chunks = max(chunks, c.Chunks)
+		if len(blocks) > 1 && c.Chunks != chunks {
+			return nil, 0, fmt.Errorf("pieces state %d and %d chunks in the job", chunks, c.Chunks)
+		}
+		chunks = c.Chunks
 		c = ChunkBlock{}
 	}
 	slices.SortFunc(refs, func(x, y ref) int { return compareKeys(&x.key, &y.key) })
@@ -306,7 +313,7 @@ func gatherChunk(iter func(*ChunkBlock) bool) (*matrix.Matrix, int64) {
 	for _, r := range refs {
 		appendRow(m, &blocks[r.block].Rows, int(r.row))
 	}
-	return m, chunks
+	return m, chunks, nil
 }
 
 // slice returns rows [lo, hi) of m, sharing its arrays.

@@ -70,3 +70,17 @@ func TestAcquireSolveCountsCores(t *testing.T) {
 		b()
 	}
 }
+
+// TestGatherChunk: a chunk's pieces are merged in sort-key order with the
+// job's number of chunks; pieces that disagree on it are an error.
+func TestGatherChunk(t *testing.T) {
+	a := KeyedBlock{Rows: blockOf(testRow{"b", []uint32{1}}), Lead: []uint64{2}}
+	b := KeyedBlock{Rows: blockOf(testRow{"a", []uint32{2}}), Lead: []uint64{1}}
+	m, chunks, err := gatherChunk(iterOf([]ChunkBlock{{Block: a, Chunks: 3}, {Block: b, Chunks: 3}}))
+	if err != nil || chunks != 3 || m.NumRows() != 2 || m.Users[0] != "a" || m.Users[1] != "b" {
+		t.Fatalf("gathered %v, %d chunks, %v; want users a, b of 3 chunks", m, chunks, err)
+	}
+	if _, _, err := gatherChunk(iterOf([]ChunkBlock{{Block: a, Chunks: 3}, {Block: b, Chunks: 2}})); err == nil {
+		t.Fatal("pieces stating 3 and 2 chunks gathered without error")
+	}
+}
