@@ -108,13 +108,13 @@ func decBounds(p []byte) (Bounds, error) {
 // ChunkBlock>>: for every block, one piece per chunk it has rows in, keyed
 // by chunk id, each carrying the number of chunks. Beam has no global
 // sort, and combiner-based approximate quantiles depend on bundle order,
-// so boundaries come from a deterministic sample instead: a row is sampled when the hash of its user
-// id falls under a threshold set from the total count; the sorted sample's
-// every (len/chunks)-th key is a boundary (or the key at the widest gap
-// near it, with CutAtGaps). Chunks are therefore a pure
-// function of the set of input rows. Chunks with fewer than MinRows rows
-// are merged into their neighbour; fewer than K rows in total fails the
-// job.
+// so boundaries come from a deterministic sample instead: a row is
+// sampled when the hash of its user id falls under a threshold set from
+// the total count; the sorted sample's every (len/chunks)-th key is a
+// boundary (or the key at the widest gap near it, with CutAtGaps).
+// Chunks are therefore a pure function of the set of input rows. Chunks
+// with fewer than MinRows rows are merged into their neighbour; fewer than
+// K rows in total fails the job.
 func Chunk(s beam.Scope, blocks beam.PCollection, params ChunkParams) beam.PCollection {
 	s = s.Scope("Chunk")
 	if err := checkChunkParams(params); err != nil {

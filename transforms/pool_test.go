@@ -181,15 +181,23 @@ func solveChunks(t *testing.T, m *matrix.Matrix, chunks int, fn *solveFn) (kept 
 	return kept, aside
 }
 
-// TestOneChunkSetsNothingAside: in a job of one chunk no row is set aside
-// (a pool of one chunk is never solved again), whatever the share; the
-// chunk's release is the whole solve's.
-func TestOneChunkSetsNothingAside(t *testing.T) {
+// poolTestChunks is a small SBM and a smooth solveFn (k = 4) that sets
+// 40% of a chunk aside.
+func poolTestChunks(t *testing.T) (*matrix.Matrix, *solveFn) {
+	t.Helper()
 	m, err := gen.SBM(gen.SBMParams{N: 300, S: 30, Q: 0.5, P: 0.01, Seed: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fn := &solveFn{K: 4, Mode: int(matrix.Smooth), Seed: 3, Workers: 1, PoolShare: 0.4}
+	return m, fn
+}
+
+// TestOneChunkSetsNothingAside: in a job of one chunk no row is set aside
+// (a pool of one chunk is never solved again), whatever the share; the
+// chunk's release is the whole solve's.
+func TestOneChunkSetsNothingAside(t *testing.T) {
+	m, fn := poolTestChunks(t)
 	kept, aside := solveChunks(t, m, 1, fn)
 	if len(aside) != 0 {
 		t.Fatalf("%d pieces set aside in a job of one chunk", len(aside))
@@ -315,11 +323,7 @@ func encodeAll(blocks []OutBlock) []byte {
 // not solved again, and a new release that would not raise the Jaccard is
 // not kept.
 func TestPoolKeepsFirst(t *testing.T) {
-	m, err := gen.SBM(gen.SBMParams{N: 300, S: 30, Q: 0.5, P: 0.01, Seed: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn := &solveFn{K: 4, Mode: int(matrix.Smooth), Seed: 3, Workers: 1, PoolShare: 0.4}
+	m, fn := poolTestChunks(t)
 	_, aside := solveChunks(t, m, 2, fn)
 	pf := &poolFn{*fn}
 	run := func(pieces []PoolBlock) (PoolStat, []OutBlock) {
