@@ -30,7 +30,7 @@ type problem struct {
 	maxDeg    int32
 	// nbr lists, per point, its nbrPoints nearest other points (-1 pads),
 	// as found by facilityCostsKNN (points with enough identical copies
-	// have none).
+	// have none) or, under the Mondrian start, nearestPoints.
 	nbr []int32
 	// bits holds every point as a bitset of words words when there are
 	// few columns (nf ≤ denseColumns); distances are then popcounts.
@@ -81,7 +81,8 @@ func (pr *problem) postingsLoad() float64 {
 	return sq / float64(max(pr.np, 1))
 }
 
-// nbrPoints is the number of nearest points facilityCostsKNN records.
+// nbrPoints is the number of nearest points facilityCostsKNN and
+// nearestPoints record.
 const nbrPoints = 4
 
 // neighbours returns the recorded nearest points of p.
@@ -269,11 +270,47 @@ func (pr *problem) facilityCostsKNN(ix *knn.Index, nn int, factor float64, w int
 			}
 		}
 	}
-	search := "exact: knn " + st.Strategy
-	if maxScan > 0 && st.Strategy != knn.Bitset.String() { // brute force is exact
-		search = fmt.Sprintf("bounded: knn %s, %d entries per query, %d of %d distinct-row queries cut", st.Strategy, maxScan, st.Cut, st.Distinct)
+	return cost, g, searchName(st, maxScan), nil
+}
+
+// nearestPoints fills pr.nbr much as facilityCostsKNN does from the nn
+// nearest rows, with a search for at most nbrPoints other points instead:
+// a point's nearest other points, nearest first, as long as they and the
+// point's own users number fewer than nn (so a point of more than nn users
+// has none), at most nbrPoints. It returns the search's name
+// (SolveInfo.neighbour_search).
+func (pr *problem) nearestPoints(ix *knn.Index, nn, w int, maxScan int) (string, error) {
+	want := func(size int) int { return min(max(nn-(size-1), 0), nbrPoints) }
+	o, st, err := ix.NearestOthers(want, knn.Options{Workers: w, MaxScan: maxScan})
+	if err != nil {
+		return "", err
 	}
-	return cost, g, search, nil
+	pr.nbr = make([]int32, pr.np*nbrPoints)
+	for p := int32(0); p < int32(pr.np); p++ {
+		nb := pr.nbr[int(p)*nbrPoints : int(p+1)*nbrPoints]
+		k, rows := 0, int(pr.w[p])-1
+		for _, v := range o.Of(int(pr.users(p)[0])) {
+			if rows >= nn {
+				break
+			}
+			q := pr.userPoint[v]
+			nb[k] = q
+			k++
+			rows += int(pr.w[q])
+		}
+		for ; k < nbrPoints; k++ {
+			nb[k] = -1
+		}
+	}
+	return searchName(st, maxScan), nil
+}
+
+// searchName names a neighbour search for SolveInfo.neighbour_search.
+func searchName(st knn.Stats, maxScan int) string {
+	if maxScan > 0 && st.Strategy != knn.Bitset.String() { // brute force is exact
+		return fmt.Sprintf("bounded: knn %s, %d entries per query, %d of %d distinct-row queries cut", st.Strategy, maxScan, st.Cut, st.Distinct)
+	}
+	return "exact: knn " + st.Strategy
 }
 
 // centre returns the released row (input feature ids, sorted) of a

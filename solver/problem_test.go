@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver/internal/knn"
 )
 
 // TestNewProblemPoints checks newProblem's points against their
@@ -64,5 +65,62 @@ func TestNewProblemPoints(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNearestPoints: a point's nearest other points are listed while they
+// and its own users number fewer than nn, at most nbrPoints.
+func TestNearestPoints(t *testing.T) {
+	m := matrix.New(0, 0)
+	add := func(user string, copies int, feats ...uint32) {
+		for i := 0; i < copies; i++ {
+			m.Append(fmt.Sprintf("%s%d", user, i), feats)
+		}
+	}
+	add("a", 3, 1, 2)       // a: 3 users
+	add("b", 1, 1, 2, 3)    // distance 1 from a
+	add("c", 2, 1, 2, 3, 4) // 2 from a
+	add("d", 1, 1)          // 1 from a
+	add("e", 1, 7, 8)       // 4 from a
+	add("f", 6, 9)          // 6 users
+	ix, err := knn.NewIndex(m, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := newProblem(m)
+	point := func(user string) int32 { return pr.userPoint[slices.Index(m.Users, user)] }
+	names := map[int32]string{}
+	for _, u := range []string{"a0", "b0", "c0", "d0", "e0", "f0"} {
+		names[point(u)] = u[:1]
+	}
+	list := func(u string) string {
+		var s []string
+		for _, q := range pr.neighbours(point(u)) {
+			if q >= 0 {
+				s = append(s, names[q])
+			}
+		}
+		return fmt.Sprint(s)
+	}
+	for _, c := range []struct {
+		nn   int
+		want map[string]string
+	}{
+		// a: its 2 others, b and d make 4 users, so c (distance 2) is not
+		// listed; b: a (3 users) and c make 5; f has 6 users, none.
+		{4, map[string]string{"a0": "[b d]", "b0": "[a c]", "f0": "[]"}},
+		// nbrPoints each, nearest first, ties (d and f at 3 from e) by
+		// their lowest row.
+		{16, map[string]string{"a0": "[b d c f]", "e0": "[d f a b]", "f0": "[d a e b]"}},
+		{5, map[string]string{"f0": "[]", "c0": "[b a]"}},
+	} {
+		if _, err := pr.nearestPoints(ix, c.nn, 1, 0); err != nil {
+			t.Fatal(err)
+		}
+		for u, want := range c.want {
+			if got := list(u); got != want {
+				t.Errorf("nn %d: %s lists %s, want %s", c.nn, u, got, want)
+			}
+		}
 	}
 }

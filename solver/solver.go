@@ -491,8 +491,15 @@ func (s *state) run() error {
 	if s.ix, err = knn.NewIndex(s.canon, w); err != nil {
 		return err
 	}
+	// Meyerson needs the facility costs (βk nearest rows); the Mondrian
+	// start needs only the nearest points refine reads, a search for
+	// nbrPoints rather than βk.
 	var cost []float64
-	cost, s.graph, s.search, err = pr.facilityCostsKNN(s.ix, s.p.K*s.p.Beta, openingFactor(s.p.Beta), w, s.maxScan(neighbourMaxScan))
+	if s.p.Start == StartBoth {
+		cost, s.graph, s.search, err = pr.facilityCostsKNN(s.ix, s.p.K*s.p.Beta, openingFactor(s.p.Beta), w, s.maxScan(neighbourMaxScan))
+	} else {
+		s.search, err = pr.nearestPoints(s.ix, s.p.K*s.p.Beta, w, s.maxScan(neighbourMaxScan))
+	}
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,9 @@
 // nearest-open-facility queries, for Meyerson's online facility
 // location and for reassigning clients. Both search an Index of the rows;
 // each builds its own unless given one built once by NewIndex
-// (Index.KNearest, Index.Facilities).
+// (Index.KNearest, Index.Facilities). Index.NearestOthers is the search of
+// KNearest for a caller that treats identical rows as one point: a few
+// nearest other groups of identical rows, not k rows.
 //
 // Both first group identical rows (they are each other's distance-0
 // neighbours; adult's 32,561 rows are 8,688 distinct ones) and then search
@@ -249,17 +251,28 @@ func (ix *Index) KNearest(k int, opts Options) (*Graph, Stats, error) {
 	x := ix.x
 	n := x.rows
 	K := min(k, max(n-1, 0))
+	ng := x.numGroups()
+	t1 := time.Now()
+	// A group needs K rows besides itself; its identical rows come first.
+	nb, st := ix.searchGroups(func(g int32) int {
+		return min(max(K-int(x.size(g)-1), 0), ng-1)
+	}, opts)
+	g := &Graph{K: K, Idx: make([]int32, n*K), Dist: make([]int32, n*K), Exact: nb.cut == 0}
+	if K > 0 {
+		expand(x, nb, g, par.Workers(opts.Workers))
+	}
+	st.Search = time.Since(t1)
+	return g, st, nil
+}
+
+// searchGroups finds the kOf(g) nearest other groups of every group g with
+// the strategy opts ask for, and the Stats of the search but its time.
+func (ix *Index) searchGroups(kOf func(int32) int, opts Options) (*groupLists, Stats) {
+	x := ix.x
 	workers := par.Workers(opts.Workers)
-	st := Stats{Rows: n, Distinct: x.numGroups(), Columns: x.ncols, Index: ix.build}
+	st := Stats{Rows: x.rows, Distinct: x.numGroups(), Columns: x.ncols, Index: ix.build}
 	strat := pickStrategy(opts.Strategy, x)
 	st.Strategy = strat.String()
-	t1 := time.Now()
-
-	ng := x.numGroups()
-	// kOf: how many other groups group g needs.
-	kOf := func(g int32) int {
-		return min(max(K-int(x.size(g)-1), 0), ng-1)
-	}
 	var nb *groupLists
 	switch strat {
 	case Bitset:
@@ -268,12 +281,7 @@ func (ix *Index) KNearest(k int, opts Options) (*Graph, Stats, error) {
 		nb = searchPrefix(x, kOf, workers, int64(opts.MaxScan))
 	}
 	st.Candidates, st.Cut = nb.candidates, nb.cut
-	g := &Graph{K: K, Idx: make([]int32, n*K), Dist: make([]int32, n*K), Exact: nb.cut == 0}
-	if K > 0 {
-		expand(x, nb, g, workers)
-	}
-	st.Search = time.Since(t1)
-	return g, st, nil
+	return nb, st
 }
 
 // groupLists are the nearest other groups of each group, as keys
