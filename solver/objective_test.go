@@ -102,3 +102,14 @@ func TestJaccardObjective(t *testing.T) {
 		}
 	})
 }
+
+func TestFew(t *testing.T) {
+	for _, c := range []struct {
+		moves, n int
+		want     bool
+	}{{0, 0, true}, {0, 10, true}, {1, 10, false}, {1, 1001, true}, {1, 1000, false}, {999, 1_000_000, true}, {1000, 1_000_000, false}} {
+		if got := few(c.moves, c.n); got != c.want {
+			t.Errorf("few(%d, %d) = %v, want %v", c.moves, c.n, got, c.want)
+		}
+	}
+}

@@ -32,8 +32,9 @@ const notFound = -2
 // Jaccard (objective.go) and leaves the source cluster with at least k
 // users. Passes over all users in canonical order repeat until no move
 // helps; then a dissolve pass tries to empty whole clusters (which single
-// moves cannot do to a cluster of k), and the moves resume if one was
-// emptied.
+// moves cannot do to a cluster of k), and the moves resume if the emptied
+// clusters held at least 0.1% of the users (the threshold of the move
+// passes; fewer give the moves too little to work on to pay for a pass).
 func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 	r := s.newRefiner(clusters)
 	dissolves := 0
@@ -50,15 +51,15 @@ func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 		}
 		// Stop when a pass moved fewer than 0.1% of the users (later passes
 		// cost a full scan each for a negligible gain), unless a dissolve
-		// pass empties a cluster.
-		if moves == 0 || int64(moves)*1000 < int64(s.pr.n) {
+		// pass then moves at least as many.
+		if few(moves, s.pr.n) {
 			if dissolves == maxDissolvePasses {
 				break
 			}
 			dissolves++
 			r.indexCentres()
 			r.findNearest()
-			if r.dissolvePass() == 0 {
+			if few(r.dissolvePass(), s.pr.n) {
 				break
 			}
 		}
@@ -66,6 +67,9 @@ func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 	s.progress("refine"+tag, maxRefinePasses, maxRefinePasses)
 	return r.clusters(), nil
 }
+
+// few reports whether moves are fewer than 0.1% of n users (or none).
+func few(moves, n int) bool { return moves == 0 || int64(moves)*1000 < int64(n) }
 
 // refiner is the state of one refine call.
 type refiner struct {
@@ -282,7 +286,8 @@ func (r *refiner) members() [][]int32 {
 // dissolvePass tries to empty every cluster in turn: its members leave one
 // at a time, each to the cluster bestMove finds (even one that raises the
 // cost), and the cluster stays dissolved when s + λ·c is lower in total,
-// else every move is undone. It returns the number of clusters dissolved.
+// else every move is undone. It returns the number of users it moved (the
+// members of the clusters dissolved).
 func (r *refiner) dissolvePass() int {
 	pr := r.pr
 	mem := r.members()
@@ -316,7 +321,7 @@ func (r *refiner) dissolvePass() int {
 			done = append(done, move{u, best})
 		}
 		if len(done) == len(mem[a]) && r.lam.of(total) < 0 {
-			n++
+			n += len(done)
 			for _, m := range done {
 				mem[m.to] = append(mem[m.to], m.u)
 			}
