@@ -77,14 +77,20 @@ type refiner struct {
 	pr    *problem
 	k     int32
 	mode  matrix.Mode
-	w     int              // workers
-	cl    []int32          // canonical user -> cluster
-	st    []cstat          // cluster -> its feature counts
-	cpost [][]int32        // dense feature -> clusters whose centre a new member holding it would keep it in
-	clen  []int32          // cluster -> centre size
-	cscr  []*centreScratch // worker -> scratch for nearest
+	w     int       // workers
+	cl    []int32   // canonical user -> cluster
+	st    []cstat   // cluster -> its feature counts
+	cpost [][]int32 // dense feature -> clusters whose centre a new member holding it would keep it in
+	clen  []int32   // cluster -> centre size
+	// prevPost and prevLen are cpost and clen of the previous index
+	// (indexed: there was one); its nearest centres stay right for the
+	// points markStale leaves alone.
+	prevPost [][]int32
+	prevLen  []int32
+	indexed  bool
+	cscr     []*centreScratch // worker -> scratch for nearest
 	// cands holds, per point, its refineCandidates nearest centres in
-	// this pass's index (top[0] == notFound: not searched yet).
+	// this pass's index (top[0] == notFound: not searched yet, or stale).
 	cands []int32
 	tried []int32 // clusters tried for the current user
 	// total is the cost of the current clustering and lam its λ (see
@@ -129,8 +135,16 @@ func (r *refiner) reweigh() {
 }
 
 // indexCentres indexes the features a member's move could keep: those in
-// a cluster's centre after adding one more holder.
+// a cluster's centre after adding one more holder. The nearest centres
+// found against the previous index are kept where markStale shows they
+// cannot have changed (after a few moves, most points), and marked
+// notFound elsewhere.
 func (r *refiner) indexCentres() {
+	if r.prevPost == nil {
+		r.prevPost, r.prevLen = make([][]int32, len(r.cpost)), make([]int32, len(r.clen))
+	}
+	r.prevPost, r.cpost = r.cpost, r.prevPost
+	copy(r.prevLen, r.clen)
 	for f := range r.cpost {
 		r.cpost[f] = r.cpost[f][:0]
 	}
@@ -146,6 +160,48 @@ func (r *refiner) indexCentres() {
 			}
 		})
 	}
+	if !r.indexed {
+		for p := int32(0); p < int32(r.pr.np); p++ {
+			r.candidates(p)[0] = notFound
+		}
+		r.indexed = true
+		return
+	}
+	r.markStale()
+}
+
+// markStale marks notFound the nearest centres of the points that may
+// have other nearest centres in this index than in the previous one. A
+// point's distances (centreScratch.nearest) read the lists of its features
+// no longer than refineMaxList and the centre sizes of the clusters on
+// them, so its nearest centres stand unless one of its features has such
+// a list, in either index, that changed or names a cluster whose centre
+// size changed.
+func (r *refiner) markStale() {
+	pr := r.pr
+	for f, cur := range r.cpost {
+		old := r.prevPost[f]
+		if len(old) > refineMaxList && len(cur) > refineMaxList {
+			continue
+		}
+		if slices.Equal(old, cur) && !r.resized(cur) {
+			continue
+		}
+		for _, p := range pr.post[pr.postOff[f]:pr.postOff[f+1]] {
+			r.candidates(p)[0] = notFound
+		}
+	}
+}
+
+// resized reports whether the centre of one of clusters changed size
+// since the previous index.
+func (r *refiner) resized(clusters []int32) bool {
+	for _, c := range clusters {
+		if r.clen[c] != r.prevLen[c] {
+			return true
+		}
+	}
+	return false
 }
 
 // scratch returns worker's scratch space for nearest.
@@ -161,25 +217,27 @@ func (r *refiner) candidates(p int32) []int32 {
 	return r.cands[int(p)*refineCandidates : int(p+1)*refineCandidates]
 }
 
-// findNearest finds the nearest centres of every point with a user that
-// may leave its cluster (one of more than k users). They depend only on
-// this pass's index, so they are found first, in parallel; the other
-// points (most once clusters are split) are marked notFound and, should a
-// user of theirs become free to move during the pass, searched then.
+// findNearest finds the nearest centres, where indexCentres left them
+// notFound, of every point with a user that may leave its cluster (one of
+// more than k users). They depend only on this pass's index, so they are
+// found first, in parallel; the other points (most once clusters are
+// split) keep notFound and, should a user of theirs become free to move
+// during the pass, are searched then.
 func (r *refiner) findNearest() {
 	pr := r.pr
 	par.For(r.w, pr.np, 1024, func(worker, lo, hi int) {
 		cs := r.scratch(worker)
-	points:
 		for p := int32(lo); p < int32(hi); p++ {
 			top := r.candidates(p)
+			if top[0] != notFound {
+				continue
+			}
 			for _, u := range pr.users(p) {
 				if r.st[r.cl[u]].s > r.k {
 					cs.nearest(pr.row(p), r.cpost, r.clen, top)
-					continue points
+					break
 				}
 			}
-			top[0] = notFound
 		}
 	})
 }

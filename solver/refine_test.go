@@ -1,0 +1,80 @@
+package solver
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/smoothanon/smoothanon/gen"
+)
+
+// TestKeptNearestStayRight: the nearest centres markStale keeps from the
+// previous index are those a search in the new index finds, through move
+// and dissolve passes; some are kept (the point of keeping them) and some
+// searched again. Every point findNearest must search is searched.
+func TestKeptNearestStayRight(t *testing.T) {
+	m, err := gen.UserListsMatrix(gen.UserListsParams{Rows: 4000, Columns: 5000, MeanDegree: 8, Zipf: 1.1, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := newProblem(m)
+	for _, md := range allModes {
+		s := &state{p: withDefaults(Params{K: 4, Mode: md, Seed: 1}), ctx: context.Background(), canon: m, pr: pr}
+		// Clusters of 4 to 9 users in canonical order: many moves to make.
+		var clusters [][]int32
+		for lo := 0; lo < pr.n; {
+			hi := min(pr.n, lo+4+lo%6)
+			if pr.n-hi < 4 {
+				hi = pr.n
+			}
+			var c []int32
+			for u := lo; u < hi; u++ {
+				c = append(c, int32(u))
+			}
+			clusters = append(clusters, c)
+			lo = hi
+		}
+		r := s.newRefiner(clusters)
+		fresh := make([]int32, refineCandidates)
+		kept, searched := 0, 0
+		for pass := 0; pass < 4; pass++ {
+			r.indexCentres()
+			stale := 0
+			for p := int32(0); p < int32(pr.np); p++ {
+				if r.candidates(p)[0] == notFound {
+					stale++
+				}
+			}
+			r.findNearest()
+			for p := int32(0); p < int32(pr.np); p++ {
+				top := r.candidates(p)
+				if top[0] == notFound {
+					for _, u := range pr.users(p) {
+						if r.st[r.cl[u]].s > r.k {
+							t.Fatalf("%s pass %d: point %d has a movable user and was not searched", md, pass, p)
+						}
+					}
+					continue
+				}
+				r.scratch(0).nearest(pr.row(p), r.cpost, r.clen, fresh)
+				if !slices.Equal(top, fresh) {
+					t.Fatalf("%s pass %d: point %d lists %v, a search finds %v", md, pass, p, top, fresh)
+				}
+			}
+			if pass > 0 {
+				kept += pr.np - stale
+				searched += stale
+			}
+			var moved int
+			if pass == 2 {
+				moved = r.dissolvePass()
+			} else if moved, err = r.movePass(); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s pass %d: %d of %d points stale, %d users moved", md, pass, stale, pr.np, moved)
+		}
+		if kept == 0 || searched == 0 {
+			t.Errorf("%s: %d lists kept, %d marked stale after the first index; the test needs both", md, kept, searched)
+		}
+	}
+}
