@@ -28,7 +28,7 @@ func (o *Others) Of(i int) []int32 {
 
 // NearestOthers returns the k(size) nearest other groups of every group of
 // size identical rows (see Others), searched as KNearest searches (opts
-// likewise). k must not return less than 0.
+// likewise); a k below 0 asks for none.
 func (ix *Index) NearestOthers(k func(size int) int, opts Options) (*Others, Stats, error) {
 	if err := checkOptions(opts); err != nil {
 		return nil, Stats{}, err
