@@ -275,10 +275,12 @@ func (pr *problem) facilityCostsKNN(ix *knn.Index, nn int, factor float64, w int
 
 // nearestPoints fills pr.nbr much as facilityCostsKNN does from the nn
 // nearest rows, with a search for at most nbrPoints other points instead:
-// a point's nearest other points, nearest first, as long as they and the
-// point's own users number fewer than nn (so a point of more than nn users
-// has none), at most nbrPoints. It returns the search's name
-// (SolveInfo.neighbour_search).
+// a point's nearest other points, nearest first, while the users of those
+// listed and the point's other users number fewer than nn (so a point of
+// more than nn users has none), at most nbrPoints. Whole points are
+// counted, so where points tie in distance the list can be shorter than
+// facilityCostsKNN's, which counts rows in row order. It returns the
+// search's name (SolveInfo.neighbour_search).
 func (pr *problem) nearestPoints(ix *knn.Index, nn, w int, maxScan int) (string, error) {
 	want := func(size int) int { return min(max(nn-(size-1), 0), nbrPoints) }
 	o, st, err := ix.NearestOthers(want, knn.Options{Workers: w, MaxScan: maxScan})

@@ -32,9 +32,9 @@ const notFound = -2
 // Jaccard (objective.go) and leaves the source cluster with at least k
 // users. Passes over all users in canonical order repeat until no move
 // helps; then a dissolve pass tries to empty whole clusters (which single
-// moves cannot do to a cluster of k), and the moves resume if the emptied
-// clusters held at least 0.1% of the users (the threshold of the move
-// passes; fewer give the moves too little to work on to pay for a pass).
+// moves cannot do to a cluster of k), and the moves resume if that pass
+// moved at least 0.1% of the users (the threshold of the move passes;
+// fewer give the moves too little to work on to pay for a pass).
 func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 	r := s.newRefiner(clusters)
 	dissolves := 0
@@ -221,8 +221,9 @@ func (r *refiner) candidates(p int32) []int32 {
 // notFound, of every point with a user that may leave its cluster (one of
 // more than k users). They depend only on this pass's index, so they are
 // found first, in parallel; the other points (most once clusters are
-// split) keep notFound and, should a user of theirs become free to move
-// during the pass, are searched then.
+// split) keep what indexCentres left (notFound or a list still right)
+// and, should a user of theirs become free to move during the pass, are
+// searched then if notFound.
 func (r *refiner) findNearest() {
 	pr := r.pr
 	par.For(r.w, pr.np, 1024, func(worker, lo, hi int) {
@@ -344,8 +345,9 @@ func (r *refiner) members() [][]int32 {
 // dissolvePass tries to empty every cluster in turn: its members leave one
 // at a time, each to the cluster bestMove finds (even one that raises the
 // cost), and the cluster stays dissolved when s + λ·c is lower in total,
-// else every move is undone. It returns the number of users it moved (the
-// members of the clusters dissolved).
+// else every move is undone. It returns the number of moves it kept (the
+// members of the clusters dissolved; a member of one dissolved later
+// counts again), the measure the move passes' count is.
 func (r *refiner) dissolvePass() int {
 	pr := r.pr
 	mem := r.members()

@@ -66,10 +66,22 @@ func TestKeptNearestStayRight(t *testing.T) {
 				searched += stale
 			}
 			var moved int
+			before := slices.Clone(r.cl)
 			if pass == 2 {
 				moved = r.dissolvePass()
 			} else if moved, err = r.movePass(); err != nil {
 				t.Fatal(err)
+			}
+			changed := 0
+			for u := range before {
+				if before[u] != r.cl[u] {
+					changed++
+				}
+			}
+			// A user can move twice (into a cluster dissolved later), so
+			// the moves are at least the users that changed cluster.
+			if pass == 2 && (moved < changed || changed == 0) {
+				t.Errorf("%s: dissolvePass returned %d moves, and %d users changed cluster", md, moved, changed)
 			}
 			t.Logf("%s pass %d: %d of %d points stale, %d users moved", md, pass, stale, pr.np, moved)
 		}

@@ -49,7 +49,8 @@ func (s *state) resolveEmpty(clusters [][]int32, total cost) ([][]int32, error) 
 	p := s.p
 	// The pool's own solve starts from both clusterings whatever the
 	// outer start: it is cheap next to the outer solve, and so
-	// StartMondrian's release is StartBoth's wherever Mondrian wins.
+	// StartMondrian's release is as good as StartBoth's wherever Mondrian
+	// wins.
 	p.Start = StartBoth
 	if p.Progress != nil {
 		p.Progress = func(stage string, done, total int) { s.progress("resolve: "+stage, done, total) }

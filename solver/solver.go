@@ -100,7 +100,8 @@ const (
 	// (the neighbour search still runs: refine tries the clusters of each
 	// point's nearest points). Where the Mondrian candidate would have won
 	// anyway, as on the chunks of generated power-law user lists, the
-	// release is StartBoth's, in about half the time. On data with
+	// release is as good as StartBoth's (not the same bytes: the two
+	// starts' bounded neighbour searches differ), in about half the time. On data with
 	// communities (dblp, playstore) Meyerson's candidate wins and
 	// StartMondrian's release is worse; transforms.ChooseKey's statistic
 	// tells the two kinds apart (pipeline.Params.AutoStart). Improved
@@ -518,7 +519,7 @@ func (s *state) run() error {
 	}
 	// Free the index and the graph (both grow with the input)
 	// before the improvement step, which reads neither (refine reads the
-	// nearest points facilityCostsKNN recorded).
+	// nearest points facilityCostsKNN or nearestPoints recorded).
 	s.ix, s.facBase, s.graph = nil, nil, nil
 	if err := s.ctx.Err(); err != nil {
 		return err

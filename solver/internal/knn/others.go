@@ -6,7 +6,8 @@ import (
 
 // Others holds, for every row, the nearest groups of identical rows other
 // than its own, each given by its lowest row, nearest first (ties by the
-// lower row). It is what a caller that treats identical rows as one point
+// lower row; under Options.MaxScan, by the distances the search assigned,
+// as for KNearest). It is what a caller that treats identical rows as one point
 // needs of KNearest, at the cost of a search for a few groups rather than
 // many rows.
 type Others struct {
