@@ -21,20 +21,7 @@ func TestKeptNearestStayRight(t *testing.T) {
 	for _, md := range allModes {
 		s := &state{p: withDefaults(Params{K: 4, Mode: md, Seed: 1}), ctx: context.Background(), canon: m, pr: pr}
 		// Clusters of 4 to 9 users in canonical order: many moves to make.
-		var clusters [][]int32
-		for lo := 0; lo < pr.n; {
-			hi := min(pr.n, lo+4+lo%6)
-			if pr.n-hi < 4 {
-				hi = pr.n
-			}
-			var c []int32
-			for u := lo; u < hi; u++ {
-				c = append(c, int32(u))
-			}
-			clusters = append(clusters, c)
-			lo = hi
-		}
-		r := s.newRefiner(clusters)
+		r := s.newRefiner(runClusters(pr.n, 4, 6))
 		fresh := make([]int32, refineCandidates)
 		kept, searched := 0, 0
 		for pass := 0; pass < 4; pass++ {

@@ -29,27 +29,11 @@ func swapped(t *testing.T, s *state, clusters [][]int32) (*refiner, int, bool) {
 // (large) rows of two groups in clusters of 40 to 60 users, each of one
 // group but its last user.
 func randomClusters(seed uint64, large bool) (*matrix.Matrix, [][]int32) {
-	var clusters [][]int32
-	cut := func(n, lo0, span int) {
-		for lo := 0; lo < n; {
-			hi := min(n, lo+lo0+lo%span)
-			if n-hi < lo0 {
-				hi = n
-			}
-			var c []int32
-			for u := lo; u < hi; u++ {
-				c = append(c, int32(u))
-			}
-			clusters = append(clusters, c)
-			lo = hi
-		}
-	}
 	if !large {
 		m := randomMatrix(seed, 600, 30, 4)
-		cut(m.NumRows(), 3, 3)
-		return m, clusters
+		return m, runClusters(m.NumRows(), 3, 3)
 	}
-	cut(600, 40, 21)
+	clusters := runClusters(600, 40, 21)
 	r := rand.New(rand.NewPCG(seed, 2))
 	m := matrix.New(600, 0)
 	for i, c := range clusters {
@@ -62,6 +46,25 @@ func randomClusters(seed uint64, large bool) (*matrix.Matrix, [][]int32) {
 		}
 	}
 	return m, clusters
+}
+
+// runClusters cuts users 0..n-1, in order, into clusters of lo0 to
+// lo0+span-1 users (the last takes what a shorter one would leave).
+func runClusters(n, lo0, span int) [][]int32 {
+	var clusters [][]int32
+	for lo := 0; lo < n; {
+		hi := min(n, lo+lo0+lo%span)
+		if n-hi < lo0 {
+			hi = n
+		}
+		var c []int32
+		for u := lo; u < hi; u++ {
+			c = append(c, int32(u))
+		}
+		clusters = append(clusters, c)
+		lo = hi
+	}
+	return clusters
 }
 
 // sizes is the sorted multiset of cluster sizes.
