@@ -233,3 +233,21 @@ func (c *cstat) deltaOut(row []int32, mode matrix.Mode) cost {
 	}
 	return d
 }
+
+// deltaHolder is the change of feature f's cost when its holders change
+// by dh (±1) at the same size. A feature below hv's threshold (read as 0)
+// is dropped before and after where hmin ≤ ⌊s/2⌋ (every size above 1),
+// and costs one more or one fewer suppressed entry; the exception is a
+// feature gaining a holder where hmin = s/2 exactly (s even, smooth),
+// which the one more holder may keep on the tie. Its count, and any count
+// while hv is not kept (hmin = 0) or at size 1, is read from h.
+func (c *cstat) deltaHolder(f, dh int32, mode matrix.Mode) cost {
+	h := c.hv.get(f)
+	if h == 0 && c.hmin > 0 && 2*c.hmin <= c.s && (dh < 0 || 2*c.hmin < c.s || mode == matrix.NonSmooth) {
+		return cost{s: int64(dh)}
+	}
+	if h == 0 {
+		h = c.h.get(f)
+	}
+	return featCost(h+dh, c.s, mode).minus(featCost(h, c.s, mode))
+}

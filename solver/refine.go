@@ -93,6 +93,12 @@ type refiner struct {
 	// this pass's index (top[0] == notFound: not searched yet, or stale).
 	cands []int32
 	tried []int32 // clusters tried for the current user
+	// swap holds swapBlock's per-worker scratch, and one more (the last)
+	// for the swaps weighed while others' are applied; mod is the block
+	// in which each cluster last changed (see swapBlock).
+	swap  []*swapScratch
+	mod   []int32
+	block int32
 	// total is the cost of the current clustering and lam its λ (see
 	// objective.go): every move lowers s + λ·c, and λ follows the
 	// current Jaccard after every move.
@@ -285,7 +291,7 @@ func (r *refiner) movePass() (int, error) {
 func (r *refiner) bestMove(p, a int32, row, top []int32, force bool) (int32, cost) {
 	out := r.st[a].deltaOut(row, r.mode)
 	best, bestV, bestD := int32(-1), int64(0), cost{}
-	r.eachTarget(p, a, top, func(c int32) {
+	r.eachTarget(p, a, top, &r.tried, func(c int32) {
 		d := out.add(r.st[c].deltaIn(row, r.mode))
 		if v := r.lam.of(d); (force && best < 0) || v < bestV || (v == bestV && best >= 0 && c < best) {
 			best, bestV, bestD = c, v, d
@@ -297,14 +303,15 @@ func (r *refiner) bestMove(p, a int32, row, top []int32, force bool) (int32, cos
 // eachTarget calls try once for every non-empty cluster other than a that
 // a user of point p may move to: the nearest centres top, the clusters of
 // the point's identical users and those of users of its nearest points.
-func (r *refiner) eachTarget(p, a int32, top []int32, try func(c int32)) {
+// It leaves those clusters in tried, in the order tried.
+func (r *refiner) eachTarget(p, a int32, top []int32, tried *[]int32, try func(c int32)) {
 	pr := r.pr
-	r.tried = r.tried[:0]
+	*tried = (*tried)[:0]
 	consider := func(c int32) {
-		if c == a || r.st[c].s == 0 || slices.Contains(r.tried, c) { // empty: dissolved
+		if c == a || r.st[c].s == 0 || slices.Contains(*tried, c) { // empty: dissolved
 			return
 		}
-		r.tried = append(r.tried, c)
+		*tried = append(*tried, c)
 		try(c)
 	}
 	for _, c := range top {
@@ -431,7 +438,7 @@ func (r *refiner) mayDissolve(a int32, mem []int32) bool {
 // and the change, or -1.
 func (r *refiner) bestIn(p, a int32, row, top []int32) (int32, cost) {
 	best, bestV, bestD := int32(-1), int64(0), cost{}
-	r.eachTarget(p, a, top, func(c int32) {
+	r.eachTarget(p, a, top, &r.tried, func(c int32) {
 		d := r.st[c].deltaIn(row, r.mode)
 		if v := r.lam.of(d); best < 0 || v < bestV || (v == bestV && c < best) {
 			best, bestV, bestD = c, v, d

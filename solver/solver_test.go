@@ -619,7 +619,34 @@ func TestDeltas(t *testing.T) {
 			if got := c.deltaOut(pr.urow(x), md); got != out {
 				t.Fatalf("%s: deltaOut = %+v, recount %+v", md, got, out)
 			}
+			other := []int32{u, int32(perm[size+1]), int32(perm[size+2])}
+			checkSwap(t, pr, md, &c, mem, 0, other, 0)
 		}
+	}
+}
+
+// checkSwap checks swapWeigher's change of cost of exchanging member x of
+// cluster a (counted in ca) and member y of cluster b against a recount,
+// weighed from both sides.
+func checkSwap(t *testing.T, pr *problem, md matrix.Mode, ca *cstat, a []int32, x int, b []int32, y int) {
+	t.Helper()
+	cnt := make([]int32, pr.nf)
+	var touched []int32
+	costOf := func(mem []int32) cost { return pr.costOf(mem, md, cnt, &touched) }
+	a2, b2 := slices.Clone(a), slices.Clone(b)
+	a2[x], b2[y] = b[y], a[x]
+	want := costOf(a2).add(costOf(b2)).minus(costOf(a)).minus(costOf(b))
+	cb := newCstat(pr, b)
+	var wg swapWeigher
+	wg.leave(ca, pr.urow(a[x]), md)
+	wg.join(&cb)
+	if got := wg.swap(pr.urow(b[y])); got != want {
+		t.Fatalf("%s sizes %d, %d: swap out of the first = %+v, recount %+v", md, len(a), len(b), got, want)
+	}
+	wg.leave(&cb, pr.urow(b[y]), md)
+	wg.join(ca)
+	if got := wg.swap(pr.urow(a[x])); got != want {
+		t.Fatalf("%s sizes %d, %d: swap out of the second = %+v, recount %+v", md, len(a), len(b), got, want)
 	}
 }
 
@@ -684,6 +711,8 @@ func TestDeltasChurn(t *testing.T) {
 				if got := c.deltaOut(pr.urow(mem[x]), md); got != out {
 					t.Fatalf("%s size %d: deltaOut = %+v, recount %+v", md, c.s, got, out)
 				}
+				other := []int32{u, int32(perm[len(mem)+1])}
+				checkSwap(t, pr, md, &c, mem, x, other, 0)
 			}
 		}
 	}

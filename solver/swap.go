@@ -61,7 +61,7 @@ func (s *state) swapRefine(clusters [][]int32) ([][]int32, cost, error) {
 // swapPass visits every user u in canonical order and exchanges it with a
 // member v of one of u's move targets b when the four steps together (u
 // leaves its cluster a and joins b, v leaves b and joins a) lower
-// s + λ·c; of the pairs it tries (bestSwap) it takes the lowest. Swaps
+// s + λ·c; of the pairs it tries (weighSwaps) it takes the lowest. Swaps
 // keep every cluster's size, so they reach the users of clusters of
 // exactly k members, which single moves cannot take out: after split
 // most users are in such clusters. It returns the number of swaps, and
@@ -83,13 +83,11 @@ func (r *refiner) swapPass() (swaps int, paid bool, err error) {
 			return swaps, false, nil
 		}
 		r.findMissing(func(p int32) bool { return inPhase(p, phase) })
-		for p := int32(0); p < int32(pr.np); p++ {
-			if p&1023 == 0 && r.s.ctx.Err() != nil {
+		for lo := int32(0); lo < int32(pr.np); lo += swapBlockPoints {
+			if r.s.ctx.Err() != nil {
 				return 0, false, r.s.ctx.Err()
 			}
-			if inPhase(p, phase) {
-				swaps += r.swapPoint(p, ex)
-			}
+			swaps += r.swapBlock(lo, min(lo+swapBlockPoints, int32(pr.np)), phase, ex)
 		}
 	}
 	return swaps, true, nil
@@ -113,36 +111,6 @@ func (r *refiner) findMissing(in func(p int32) bool) {
 	})
 }
 
-// swapPoint tries a swap for every user of point p, in turn, and returns
-// the number made.
-func (r *refiner) swapPoint(p int32, ex *expendables) int {
-	pr := r.pr
-	row := pr.row(p)
-	top := r.candidates(p)
-	swaps := 0
-	for _, u := range pr.users(p) {
-		a := r.cl[u]
-		b, v, d := r.bestSwap(p, a, row, top, ex.list)
-		if b < 0 {
-			continue
-		}
-		vrow := pr.urow(v)
-		r.st[a].remove(row)
-		r.st[b].add(row)
-		r.st[b].remove(vrow)
-		r.st[a].add(vrow)
-		r.cl[u], r.cl[v] = b, a
-		ex.mem[a][slices.Index(ex.mem[a], u)] = v
-		ex.mem[b][slices.Index(ex.mem[b], v)] = u
-		r.total = r.total.add(d)
-		r.reweigh()
-		ex.left(a, u)
-		ex.left(b, v)
-		swaps++
-	}
-	return swaps
-}
-
 // swapsPay reports whether the swaps of the probe (every swapProbe-th
 // point), which took the cost from start to r.total, scaled to all
 // points, raise the Jaccard J by at least swapMinGain of itself, and by
@@ -156,32 +124,6 @@ func (r *refiner) swapsPay(start cost) bool {
 	d := r.total.minus(start)
 	gain := -(float64(d.s) + j*float64(d.c)) * swapProbe
 	return gain > 0 && gain >= swapMinGain*(e-float64(start.s))
-}
-
-// bestSwap returns, for a user of point p (row) in cluster a, the target b
-// and the member v of b (from exp[b]) whose swap lowers s + λ·c most, and
-// the swap's change of cost; b = -1 when no swap lowers it (ties: the
-// first found). Each delta is exact: it is taken on the clusters as the
-// swap's previous steps leave them. The clusters are as before on return.
-func (r *refiner) bestSwap(p, a int32, row, top []int32, exp [][]int32) (b, v int32, d cost) {
-	out := r.st[a].deltaOut(row, r.mode)
-	r.st[a].remove(row)
-	b, v = -1, -1
-	var bestV int64
-	r.eachTarget(p, a, top, func(c int32) {
-		in := out.add(r.st[c].deltaIn(row, r.mode))
-		r.st[c].add(row)
-		for _, w := range exp[c] {
-			wrow := r.pr.urow(w)
-			x := in.add(r.st[c].deltaOut(wrow, r.mode)).add(r.st[a].deltaIn(wrow, r.mode))
-			if val := r.lam.of(x); val < bestV {
-				b, v, d, bestV = c, w, x, val
-			}
-		}
-		r.st[c].remove(row)
-	})
-	r.st[a].add(row)
-	return b, v, d
 }
 
 // expendables holds, per cluster, up to swapExpendable members in

@@ -153,6 +153,28 @@ func TestSwapPass(t *testing.T) {
 			})
 		}
 	}
+	// Several blocks of points (swapBlockPoints), their swaps weighed in
+	// parallel and picked in order: the same swaps as one worker's.
+	t.Run("blocks", func(t *testing.T) {
+		m := randomMatrix(4, 3*swapBlockPoints, 200, 4)
+		clusters := runClusters(m.NumRows(), 3, 3)
+		var first [][]int32
+		for _, w := range []int{1, 3} {
+			s := &state{p: withDefaults(Params{K: 3, Mode: matrix.Smooth, Seed: 1, Workers: w}), ctx: context.Background(), canon: m, pr: newProblem(m)}
+			if s.pr.np <= 2*swapBlockPoints {
+				t.Fatalf("%d points: not three blocks", s.pr.np)
+			}
+			r, n, _ := swapped(t, s, clusters)
+			if got := s.totalCost(r.clusters()); got != r.total || n == 0 {
+				t.Fatalf("%d swaps; running cost %+v, recomputed %+v", n, r.total, got)
+			}
+			if first == nil {
+				first = r.clusters()
+			} else if !slices.EqualFunc(first, r.clusters(), slices.Equal) {
+				t.Errorf("1 and %d workers swap differently", w)
+			}
+		}
+	})
 	// The probe (every swapProbe-th point: here only point 0, users u0 and
 	// u1 in a cluster of their own) finds nothing to gain, so the pass
 	// stops before the crossed users, whose swap it would make.
