@@ -9,9 +9,10 @@ import "github.com/smoothanon/smoothanon/matrix"
 // h = s or h = s−1 (nonsmooth): a feature held by fewer than ⌊s/2⌋ members
 // stays dropped either way and counts as if absent. So the deltas read hv,
 // which holds only the features with at least hmin holders, where
-// hmin ≤ ⌊s/2⌋ at all times: a few features, in a few cache lines, where h holds every feature
-// of the cluster. On large inputs the clusters' h do not fit the CPU
-// caches, and lookups in them would be the largest part of refine's moves.
+// hmin ≤ ⌊s/2⌋ at every size above 1: a few features, in a few cache
+// lines, where h holds every feature of the cluster. On large inputs the
+// clusters' h do not fit the CPU caches, and lookups in them would be the
+// largest part of refine's moves.
 type cstat struct {
 	s   int32
 	h   fmap    // dense feature -> holders

@@ -36,13 +36,13 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	// local searches, so they run at once unless Workers is 1, and each
 	// reports its split and refine progress under its own stage names
 	// (see Params.Progress).
-	cands := []func(tag string) ([][]int32, error){
-		func(string) ([][]int32, error) { return clusters, nil },
-		func(tag string) ([][]int32, error) { return s.refine(s.split(clusters, tag), tag) },
-		func(tag string) ([][]int32, error) {
+	cands := []func(tag string) ([][]int32, *refiner, error){
+		func(string) ([][]int32, *refiner, error) { return clusters, nil, nil },
+		func(tag string) ([][]int32, *refiner, error) { return s.refine(s.split(clusters, tag), tag) },
+		func(tag string) ([][]int32, *refiner, error) {
 			part, common, _, err := mondrian.Partition(s.ctx, s.canon, s.p.K)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			mc := make([][]int32, len(common))
 			for u, c := range part {
@@ -50,9 +50,9 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 			}
 			return s.refine(s.split(mc, tag), tag)
 		},
-		func(tag string) ([][]int32, error) {
+		func(tag string) ([][]int32, *refiner, error) {
 			if s.pr.maxDeg > coreMaxDeg {
-				return nil, nil
+				return nil, nil, nil
 			}
 			return s.refine(s.split(s.pr.coreGroups(int32(s.p.K)), tag), tag)
 		},
@@ -61,13 +61,14 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 		cands[0], cands[1] = nil, nil // no Meyerson clusters to start from
 	}
 	out := make([][][]int32, len(cands))
+	refs := make([]*refiner, len(cands))
 	errs := make([]error, len(cands))
 	costs := make([]cost, len(cands))
 	run := func(i int) {
 		if cands[i] == nil {
 			return
 		}
-		out[i], errs[i] = cands[i](fmt.Sprintf(" (candidate %d/%d)", i+1, len(cands)))
+		out[i], refs[i], errs[i] = cands[i](fmt.Sprintf(" (candidate %d/%d)", i+1, len(cands)))
 		if errs[i] == nil && out[i] != nil {
 			costs[i] = s.totalCost(out[i])
 		}
@@ -96,7 +97,9 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 		}
 	}
 	best := bestCandidate(s.pr.entries, out, costs)
-	clusters, total, err := s.swapRefine(out[best])
+	r := refs[best]
+	clear(refs) // the losers' refiners are garbage from here
+	clusters, total, err := s.swapRefine(out[best], r)
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func TestJaccardObjective(t *testing.T) {
 			t.Errorf("u0 moves to cluster %d (change %+v), want 2 (C, change {s:-3 c:3})", to, d)
 		}
 		// The whole refine: u0 ends in C, and the Jaccard only rises.
-		out, err := s.refine([][]int32{{0, 1, 2}, {3, 4}, {5, 6}}, "")
+		out, _, err := s.refine([][]int32{{0, 1, 2}, {3, 4}, {5, 6}}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

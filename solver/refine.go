@@ -34,20 +34,22 @@ const notFound = -2
 // helps; then a dissolve pass tries to empty whole clusters (which single
 // moves cannot do to a cluster of k), and the moves resume if that pass
 // moved at least 0.1% of the users (the threshold of the move passes;
-// fewer give the moves too little to work on to pay for a pass).
-func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
+// fewer give the moves too little to work on to pay for a pass). It
+// returns the clusters and the refiner that holds them, whose index and
+// nearest centres swapRefine goes on from.
+func (s *state) refine(clusters [][]int32, tag string) ([][]int32, *refiner, error) {
 	r := s.newRefiner(clusters)
 	dissolves := 0
 	for pass := 0; pass < maxRefinePasses; pass++ {
 		if err := s.ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s.progress("refine"+tag, pass, maxRefinePasses)
 		r.indexCentres()
 		r.findNearest()
 		moves, err := r.movePass()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		// Stop when a pass moved fewer than 0.1% of the users (later passes
 		// cost a full scan each for a negligible gain), unless a dissolve
@@ -65,7 +67,7 @@ func (s *state) refine(clusters [][]int32, tag string) ([][]int32, error) {
 		}
 	}
 	s.progress("refine"+tag, maxRefinePasses, maxRefinePasses)
-	return r.clusters(), nil
+	return r.clusters(), r, nil
 }
 
 // few reports whether moves are fewer than 0.1% of n users (or none).
@@ -93,9 +95,10 @@ type refiner struct {
 	// this pass's index (top[0] == notFound: not searched yet, or stale).
 	cands []int32
 	tried []int32 // clusters tried for the current user
-	// swap holds swapBlock's per-worker scratch, and one more (the last)
-	// for the swaps weighed while others' are applied; mod is the block
-	// in which each cluster last changed (see swapBlock).
+	// swap holds swapBlock's per-worker scratch for the parallel weighing,
+	// and one more (the last) for the weighing as the swaps are picked
+	// (all of it with one worker, again where a cluster changed); mod is
+	// the block in which each cluster last changed (see swapBlock).
 	swap  []*swapScratch
 	mod   []int32
 	block int32

@@ -37,9 +37,13 @@ const swapRefindSize = 32
 // swapped: a losing candidate's pass would cost as much for nothing (on
 // user lists the Meyerson candidate, which always loses there, passes its
 // probe). On dblp a second swap pass gained 0.26 Jaccard points (the
-// first 2.4) for about the first one's time.
-func (s *state) swapRefine(clusters [][]int32) ([][]int32, cost, error) {
-	r := s.newRefiner(clusters)
+// first 2.4) for about the first one's time. r, if not nil, is the
+// refiner refine left holding clusters: its nearest centres that the
+// clusters' last changes cannot have moved are kept (indexCentres).
+func (s *state) swapRefine(clusters [][]int32, r *refiner) ([][]int32, cost, error) {
+	if r == nil {
+		r = s.newRefiner(clusters)
+	}
 	r.indexCentres()
 	r.findNearest()
 	swaps, paid, err := r.swapPass()

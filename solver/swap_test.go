@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver/internal/knn"
 )
 
 // swapped runs one swap pass over clusters as refine would, and returns
@@ -153,28 +154,6 @@ func TestSwapPass(t *testing.T) {
 			})
 		}
 	}
-	// Several blocks of points (swapBlockPoints), their swaps weighed in
-	// parallel and picked in order: the same swaps as one worker's.
-	t.Run("blocks", func(t *testing.T) {
-		m := randomMatrix(4, 3*swapBlockPoints, 200, 4)
-		clusters := runClusters(m.NumRows(), 3, 3)
-		var first [][]int32
-		for _, w := range []int{1, 3} {
-			s := &state{p: withDefaults(Params{K: 3, Mode: matrix.Smooth, Seed: 1, Workers: w}), ctx: context.Background(), canon: m, pr: newProblem(m)}
-			if s.pr.np <= 2*swapBlockPoints {
-				t.Fatalf("%d points: not three blocks", s.pr.np)
-			}
-			r, n, _ := swapped(t, s, clusters)
-			if got := s.totalCost(r.clusters()); got != r.total || n == 0 {
-				t.Fatalf("%d swaps; running cost %+v, recomputed %+v", n, r.total, got)
-			}
-			if first == nil {
-				first = r.clusters()
-			} else if !slices.EqualFunc(first, r.clusters(), slices.Equal) {
-				t.Errorf("1 and %d workers swap differently", w)
-			}
-		}
-	})
 	// The probe (every swapProbe-th point: here only point 0, users u0 and
 	// u1 in a cluster of their own) finds nothing to gain, so the pass
 	// stops before the crossed users, whose swap it would make.
@@ -255,7 +234,7 @@ func TestSwapRefine(t *testing.T) {
 			if _, _, paid := swapped(t, c.s, c.clusters); paid != (c.name == "goes on") {
 				t.Errorf("pass went past its probe: %v", paid)
 			}
-			out, total, err := c.s.swapRefine(c.clusters)
+			out, total, err := c.s.swapRefine(c.clusters, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,5 +245,126 @@ func TestSwapRefine(t *testing.T) {
 				t.Errorf("cost %+v after the swap, want 0", total)
 			}
 		})
+	}
+}
+
+// TestSwapRefineGoesOn: swapRefine going on from refine's refiner (its
+// index, its kept nearest centres, its clusters numbered with the emptied
+// ones) swaps exactly as from a new refiner of refine's clusters.
+func TestSwapRefineGoesOn(t *testing.T) {
+	for _, md := range allModes {
+		for _, large := range []bool{false, true} {
+			for seed := uint64(1); seed <= 3; seed++ {
+				m, clusters := randomClusters(seed, large)
+				s := &state{p: withDefaults(Params{K: 3, Mode: md, Seed: 1, Workers: 2}), ctx: context.Background(), canon: m, pr: newProblem(m)}
+				out, r, err := s.refine(clusters, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				emptied := len(r.st) - len(out)
+				fresh, want, err := s.swapRefine(out, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				kept, got, err := s.swapRefine(out, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want || !slices.EqualFunc(kept, fresh, slices.Equal) {
+					t.Errorf("%s large=%v seed %d (%d clusters emptied): going on gives cost %+v, a new refiner %+v", md, large, seed, emptied, got, want)
+				}
+			}
+		}
+	}
+}
+
+// serialSwaps is the swap pass as one user after the other makes it, each
+// swap weighed by adding and removing the rows (cstat.deltaIn, deltaOut),
+// as the pass was before its swaps were weighed in blocks: a reference.
+func (r *refiner) serialSwaps() int {
+	pr := r.pr
+	mem := r.members()
+	ex := &expendables{r: r, mem: mem, list: make([][]int32, len(mem))}
+	for c := range mem {
+		ex.find(int32(c))
+	}
+	r.mod = make([]int32, len(r.st)) // makeSwap marks what it changes
+	swaps, start := 0, r.total
+	for phase := range 2 {
+		if phase == 1 && !r.swapsPay(start) {
+			return swaps
+		}
+		r.findMissing(func(p int32) bool { return inPhase(p, phase) })
+		for p := int32(0); p < int32(pr.np); p++ {
+			if !inPhase(p, phase) {
+				continue
+			}
+			row := pr.row(p)
+			for _, u := range pr.users(p) {
+				a := r.cl[u]
+				out := r.st[a].deltaOut(row, r.mode)
+				r.st[a].remove(row)
+				best, bestV := swapOption{c: -1}, int64(0)
+				r.eachTarget(p, a, r.candidates(p), &r.tried, func(c int32) {
+					in := out.add(r.st[c].deltaIn(row, r.mode))
+					r.st[c].add(row)
+					for _, v := range ex.list[c] {
+						vrow := pr.urow(v)
+						d := in.add(r.st[c].deltaOut(vrow, r.mode)).add(r.st[a].deltaIn(vrow, r.mode))
+						if val := r.lam.of(d); val < bestV {
+							best, bestV = swapOption{c, v, d}, val
+						}
+					}
+					r.st[c].remove(row)
+				})
+				r.st[a].add(row)
+				if best.c >= 0 {
+					r.makeSwap(u, best, ex)
+					swaps++
+				}
+			}
+		}
+	}
+	return swaps
+}
+
+// TestSwapsAsSerial: the swap pass, its swaps weighed in blocks of points
+// on 1 or 3 workers, makes the swaps of the reference serialSwaps, over
+// several blocks, with the neighbour lists the Mondrian start builds.
+func TestSwapsAsSerial(t *testing.T) {
+	m := randomMatrix(4, 3*swapBlockPoints, 200, 4)
+	clusters := runClusters(m.NumRows(), 3, 3)
+	for _, md := range allModes {
+		var want [][]int32
+		for _, w := range []int{0, 1, 3} { // 0: the reference
+			s := &state{p: withDefaults(Params{K: 3, Mode: md, Seed: 1, Workers: max(w, 1)}), ctx: context.Background(), canon: m, pr: newProblem(m)}
+			if s.pr.np <= 2*swapBlockPoints {
+				t.Fatalf("%d points: not three blocks", s.pr.np)
+			}
+			ix, err := knn.NewIndex(m, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.pr.nearestPoints(ix, 16, 1, 0); err != nil {
+				t.Fatal(err)
+			}
+			r := s.newRefiner(clusters)
+			r.indexCentres()
+			r.findNearest()
+			var n int
+			if w == 0 {
+				n = r.serialSwaps()
+			} else if n, _, err = r.swapPass(); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.totalCost(r.clusters()); got != r.total || n == 0 {
+				t.Fatalf("%s, %d workers: %d swaps; running cost %+v, recomputed %+v", md, w, n, r.total, got)
+			}
+			if w == 0 {
+				want = r.clusters()
+			} else if !slices.EqualFunc(want, r.clusters(), slices.Equal) {
+				t.Errorf("%s: %d workers swap otherwise than one user after the other", md, w)
+			}
+		}
 	}
 }

@@ -45,8 +45,9 @@ type swapPlan struct {
 // unless a swap made earlier in the block changed a cluster the weighing
 // read: the user's own (all its swaps are weighed again) or a target
 // (the targets are found again, as a user who changed cluster changed the
-// one it left, and the changed or new ones weighed again). A swap's change
-// of cost does not depend on λ, so the picks are those of a serial pass.
+// one it left, and the changed ones, which include any new one, weighed
+// again). A swap's change of cost does not depend on λ, so the picks are
+// those of a serial pass.
 func (r *refiner) swapBlock(lo, hi int32, phase int, ex *expendables) int {
 	pr := r.pr
 	if r.swap == nil {
@@ -135,21 +136,21 @@ func (r *refiner) replan(p, u int32, pl swapPlan, ex *expendables) []swapOption 
 		return own.opts
 	}
 	// The user's cluster is still pl.a: keep the swaps of its unchanged
-	// targets.
-	r.weighSwaps(p, pl.a, ex.list, own, func(c int32) []swapOption {
+	// targets. A target the weighing did not try is a changed one: it
+	// became a target when a user that eachTarget reads swapped into it.
+	r.weighSwaps(p, pl.a, ex.list, own, func(c int32) ([]swapOption, bool) {
 		if r.mod[c] == r.block {
-			return nil
+			return nil, false
 		}
-		for j, t := range tgts {
-			if t.c == c {
-				end := pl.opt1
-				if j+1 < len(tgts) {
-					end = tgts[j+1].opt0
-				}
-				return sc.opts[t.opt0:end:end]
-			}
+		j := slices.IndexFunc(tgts, func(t swapTarget) bool { return t.c == c })
+		if j < 0 { // cannot happen (see above); weighing is always right
+			return nil, false
 		}
-		return nil
+		end := pl.opt1
+		if j+1 < len(tgts) {
+			end = tgts[j+1].opt0
+		}
+		return sc.opts[tgts[j].opt0:end], true
 	})
 	return own.opts
 }
@@ -157,15 +158,15 @@ func (r *refiner) replan(p, u int32, pl swapPlan, ex *expendables) []swapOption 
 // weighSwaps appends to sc.opts every swap of a user of point p in
 // cluster a with a member of exp[c], for every target c, that lowers
 // s + λ·c for some λ ≥ 0, in the order tried, and to sc.tgts the targets.
-// It only reads the clusters. A target for which kept returns a non-nil
-// list takes that list instead of being weighed.
-func (r *refiner) weighSwaps(p, a int32, exp [][]int32, sc *swapScratch, kept func(c int32) []swapOption) {
+// It only reads the clusters. A target for which kept returns true takes
+// the list kept returns instead of being weighed.
+func (r *refiner) weighSwaps(p, a int32, exp [][]int32, sc *swapScratch, kept func(c int32) ([]swapOption, bool)) {
 	row := r.pr.row(p)
 	left := false
 	r.eachTarget(p, a, r.candidates(p), &sc.tried, func(c int32) {
 		sc.tgts = append(sc.tgts, swapTarget{c, int32(len(sc.opts))})
 		if kept != nil {
-			if o := kept(c); o != nil {
+			if o, ok := kept(c); ok {
 				sc.opts = append(sc.opts, o...)
 				return
 			}
@@ -196,8 +197,14 @@ func (r *refiner) pickSwap(u int32, opts []swapOption, ex *expendables) bool {
 	if best < 0 {
 		return false
 	}
-	b, v, d := opts[best].c, opts[best].v, opts[best].d
-	a := r.cl[u]
+	r.makeSwap(u, opts[best], ex)
+	return true
+}
+
+// makeSwap exchanges user u with member o.v of cluster o.c, at change of
+// cost o.d, and marks both clusters changed in this block.
+func (r *refiner) makeSwap(u int32, o swapOption, ex *expendables) {
+	a, b, v := r.cl[u], o.c, o.v
 	row, vrow := r.pr.urow(u), r.pr.urow(v)
 	r.st[a].remove(row)
 	r.st[b].add(row)
@@ -206,12 +213,11 @@ func (r *refiner) pickSwap(u int32, opts []swapOption, ex *expendables) bool {
 	r.cl[u], r.cl[v] = b, a
 	ex.mem[a][slices.Index(ex.mem[a], u)] = v
 	ex.mem[b][slices.Index(ex.mem[b], v)] = u
-	r.total = r.total.add(d)
+	r.total = r.total.add(o.d)
 	r.reweigh()
 	ex.left(a, u)
 	ex.left(b, v)
 	r.mod[a], r.mod[b] = r.block, r.block
-	return true
 }
 
 // swapWeigher weighs the swaps of one user (row) of cluster a with the

@@ -159,7 +159,8 @@ func newPerFeature[V comparable]() *perFeature[V] {
 	return &perFeature[V]{sparse: map[uint32]*V{}}
 }
 
-// at returns feature f's value, the zero V until it is first set.
+// at returns feature f's value, the zero V until it is first set. The
+// pointer is good until the next call: the array may grow.
 func (p *perFeature[V]) at(f uint32) *V {
 	if f >= denseFeatures {
 		v := p.sparse[f]
