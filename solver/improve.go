@@ -69,7 +69,10 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 			return
 		}
 		out[i], refs[i], errs[i] = cands[i](fmt.Sprintf(" (candidate %d/%d)", i+1, len(cands)))
-		if errs[i] == nil && out[i] != nil {
+		switch {
+		case refs[i] != nil:
+			costs[i] = refs[i].total // kept exact through every move
+		case errs[i] == nil && out[i] != nil:
 			costs[i] = s.totalCost(out[i])
 		}
 	}
@@ -120,9 +123,9 @@ func bestCandidate(entries int64, cands [][][]int32, costs []cost) int {
 	return best
 }
 
-// totalCost is the suppressed and created entries of a clustering. Clusters are
-// costed in parallel: the last candidate's cost is computed alone at the
-// end of improve, with a core otherwise idle.
+// totalCost is the suppressed and created entries of a clustering, costed
+// in parallel: the unrefined candidate's (the refined ones' cost is their
+// refiner's running total).
 func (s *state) totalCost(clusters [][]int32) cost {
 	w := par.Workers(s.p.Workers)
 	type scratch struct {

@@ -63,7 +63,6 @@ func (r *refiner) swapBlock(lo, hi int32, phase int, ex *expendables) int {
 		plans = r.planSwaps(lo, hi, phase, ex)
 	}
 	r.block++
-	own := r.swap[r.w]
 	swaps := 0
 	for p := lo; p < hi; p++ {
 		if !inPhase(p, phase) {
@@ -74,9 +73,7 @@ func (r *refiner) swapBlock(lo, hi int32, phase int, ex *expendables) int {
 			if plans != nil {
 				opts = r.replan(p, u, plans[pr.puOff[p]+int32(i)-base], ex)
 			} else {
-				own.opts, own.tgts = own.opts[:0], own.tgts[:0]
-				r.weighSwaps(p, r.cl[u], ex.list, own, nil)
-				opts = own.opts
+				opts = r.weighNow(p, r.cl[u], ex, nil)
 			}
 			if r.pickSwap(u, opts, ex) {
 				swaps++
@@ -129,16 +126,13 @@ func (r *refiner) replan(p, u int32, pl swapPlan, ex *expendables) []swapOption 
 	if fresh {
 		return sc.opts[pl.opt0:pl.opt1]
 	}
-	own := r.swap[r.w]
-	own.opts, own.tgts = own.opts[:0], own.tgts[:0]
 	if r.mod[pl.a] == r.block {
-		r.weighSwaps(p, r.cl[u], ex.list, own, nil)
-		return own.opts
+		return r.weighNow(p, r.cl[u], ex, nil)
 	}
 	// The user's cluster is still pl.a: keep the swaps of its unchanged
 	// targets. A target the weighing did not try is a changed one: it
 	// became a target when a user that eachTarget reads swapped into it.
-	r.weighSwaps(p, pl.a, ex.list, own, func(c int32) ([]swapOption, bool) {
+	return r.weighNow(p, pl.a, ex, func(c int32) ([]swapOption, bool) {
 		if r.mod[c] == r.block {
 			return nil, false
 		}
@@ -152,6 +146,14 @@ func (r *refiner) replan(p, u int32, pl swapPlan, ex *expendables) []swapOption 
 		}
 		return sc.opts[tgts[j].opt0:end], true
 	})
+}
+
+// weighNow weighs the swaps of a user of point p in cluster a on the
+// clusters as they are now, in the last scratch (see weighSwaps for kept).
+func (r *refiner) weighNow(p, a int32, ex *expendables, kept func(c int32) ([]swapOption, bool)) []swapOption {
+	own := r.swap[r.w]
+	own.opts, own.tgts = own.opts[:0], own.tgts[:0]
+	r.weighSwaps(p, a, ex.list, own, kept)
 	return own.opts
 }
 
