@@ -11,8 +11,19 @@ import (
 const maxRefinePasses = 12
 
 // maxDissolvePasses bounds the dissolve passes of a refine call (see
-// dissolvePass); on dblp and adult a fourth gains nothing measurable.
-const maxDissolvePasses = 3
+// dissolvePass): one in smooth mode, three in non-smooth mode. In smooth
+// mode a second and third pass, each after the moves the last one allowed,
+// took 6–10% of a generated user-list chunk's solve and gained nothing
+// (dblp 10 seeds, adult, playstore, the SBM: the same or a higher
+// Jaccard with one); in non-smooth mode they still empty clusters the
+// moves could not (dblp 0.1810 against 0.1808 over 10 seeds, with one).
+// See docs/performance.md.
+func maxDissolvePasses(mode matrix.Mode) int {
+	if mode == matrix.NonSmooth {
+		return 3
+	}
+	return 1
+}
 
 // refineMaxList bounds the work per user of the candidate search: features
 // that would stay in the centres of more than this many clusters are too
@@ -31,12 +42,12 @@ const notFound = -2
 // the nearest to them when the move lowers s + λ·c at λ = the current
 // Jaccard (objective.go) and leaves the source cluster with at least k
 // users. Passes over all users in canonical order repeat until no move
-// helps; then a dissolve pass tries to empty whole clusters (which single
-// moves cannot do to a cluster of k), and the moves resume if that pass
-// moved at least 0.1% of the users (the threshold of the move passes;
-// fewer give the moves too little to work on to pay for a pass). It
-// returns the clusters and the refiner that holds them, whose index and
-// nearest centres swapRefine goes on from.
+// helps; then a dissolve pass (maxDissolvePasses) tries to empty whole
+// clusters (which single moves cannot do to a cluster of k), and the moves
+// resume if that pass moved at least 0.1% of the users (the threshold of
+// the move passes; fewer give the moves too little to work on to pay for a
+// pass). It returns the clusters and the refiner that holds them, whose
+// index and nearest centres swapRefine goes on from.
 func (s *state) refine(clusters [][]int32, tag string) ([][]int32, *refiner, error) {
 	r := s.newRefiner(clusters)
 	dissolves := 0
@@ -55,7 +66,7 @@ func (s *state) refine(clusters [][]int32, tag string) ([][]int32, *refiner, err
 		// cost a full scan each for a negligible gain), unless a dissolve
 		// pass then moves at least as many.
 		if few(moves, s.pr.n) {
-			if dissolves == maxDissolvePasses {
+			if dissolves == maxDissolvePasses(s.p.Mode) {
 				break
 			}
 			dissolves++

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/matrix"
 )
 
 // TestKeptNearestStayRight: the nearest centres markStale keeps from the
@@ -74,6 +75,19 @@ func TestKeptNearestStayRight(t *testing.T) {
 		}
 		if kept == 0 || searched == 0 {
 			t.Errorf("%s: %d lists kept, %d marked stale after the first index; the test needs both", md, kept, searched)
+		}
+	}
+}
+
+// TestMaxDissolvePasses pins the per-mode bound measured in
+// docs/performance.md: later dissolve passes pay in non-smooth mode only.
+func TestMaxDissolvePasses(t *testing.T) {
+	for _, c := range []struct {
+		mode matrix.Mode
+		want int
+	}{{matrix.Smooth, 1}, {matrix.NonSmooth, 3}} {
+		if got := maxDissolvePasses(c.mode); got != c.want {
+			t.Errorf("maxDissolvePasses(%v) = %d, want %d", c.mode, got, c.want)
 		}
 	}
 }
