@@ -13,11 +13,9 @@ const maxRefinePasses = 12
 // maxDissolvePasses bounds the dissolve passes of a refine call (see
 // dissolvePass): one in smooth mode, three in non-smooth mode. In smooth
 // mode a second and third pass, each after the moves the last one allowed,
-// took 6–10% of a generated user-list chunk's solve and gained nothing
-// (dblp 10 seeds, adult, playstore, the SBM: the same or a higher
-// Jaccard with one); in non-smooth mode they still empty clusters the
-// moves could not (dblp 0.1810 against 0.1808 over 10 seeds, with one).
-// See docs/performance.md.
+// cost time and gained nothing measurable; in non-smooth mode, where a
+// kept feature must be held by every member, they still empty clusters
+// the moves could not (docs/performance.md has the figures).
 func maxDissolvePasses(mode matrix.Mode) int {
 	if mode == matrix.NonSmooth {
 		return 3
@@ -66,7 +64,7 @@ func (s *state) refine(clusters [][]int32, tag string) ([][]int32, *refiner, err
 		// cost a full scan each for a negligible gain), unless a dissolve
 		// pass then moves at least as many.
 		if few(moves, s.pr.n) {
-			if dissolves == maxDissolvePasses(s.p.Mode) {
+			if dissolves == maxDissolvePasses(r.mode) {
 				break
 			}
 			dissolves++
