@@ -61,7 +61,7 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	}
 	dir, base := storage.Split(out)
 	staging := storage.Join(dir, "."+base+".staging-dryrun")
-	edges, _, err := Build(p, files, staging).Build()
+	edges, _, err := Build(p, files, total, staging).Build()
 	if err != nil {
 		return err
 	}

@@ -190,10 +190,11 @@ func Inspect(spec string) (files []string, rows int64, err error) {
 	return files, rows, nil
 }
 
-// Build constructs the pipeline for files (sorted) writing into staging.
-// p.Key must not be transforms.KeyAuto: Run and DryRun resolve it first.
-func Build(p Params, files []string, staging string) *beam.Pipeline {
-	return build(p, files, staging, hooks{})
+// Build constructs the pipeline for files (sorted), which hold rows rows
+// by their footers (Inspect), writing into staging. p.Key must not be
+// transforms.KeyAuto: Run and DryRun resolve it first.
+func Build(p Params, files []string, rows int64, staging string) *beam.Pipeline {
+	return build(p, files, rows, staging, hooks{})
 }
 
 // hooks let tests break a run on purpose, to prove that nothing is
@@ -206,7 +207,7 @@ type hooks struct {
 	runRows int64
 }
 
-func build(p Params, files []string, staging string, h hooks) *beam.Pipeline {
+func build(p Params, files []string, total int64, staging string, h hooks) *beam.Pipeline {
 	p = withDefaults(p)
 	files = append([]string(nil), files...)
 	sort.Strings(files)
@@ -219,7 +220,7 @@ func build(p Params, files []string, staging string, h hooks) *beam.Pipeline {
 	}
 	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, Key: p.Key, Iterations: p.SpectralIterations})
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K),
-		Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
+		Total: total, Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
 	sp := transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed, Beta: p.Beta, Restarts: p.Restarts,
 		Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers, PoolShare: p.PoolShare}
 	out, setAside, chunkStats := transforms.Solve(s, chunks, sp)
@@ -318,7 +319,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	restore := setRunnerOptions(p)
 	defer restore()
 	start := time.Now()
-	pr, runErr := beam.Run(ctx, p.Runner, build(p, files, staging, h))
+	pr, runErr := beam.Run(ctx, p.Runner, build(p, files, total, staging, h))
 	secs := time.Since(start).Seconds()
 	if pr == nil && runErr == nil {
 		// A runner that only translated the job (dataflow --dry_run).

@@ -247,6 +247,20 @@ func TestTwoHopChunksBalanced(t *testing.T) {
 	}
 }
 
+// TestLargeKKeepsItsChunks: chunks are merged when they hold fewer than
+// 2k sampled rows, so at a large k the sample must be dense enough that a
+// chunk of ChunkSize rows is never merged (here 2k = 140 is more than
+// DefaultSamplesPerChunk; 3 chunks of 2,000 rows, 8% of them sampled).
+func TestLargeKKeepsItsChunks(t *testing.T) {
+	dir := t.TempDir()
+	_, files := writeInput(t, dir, gen.SBMParams{N: 6000, S: 20, Q: 0.3, P: 0.001, Seed: 5})
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), K: 70, ChunkSize: 2000,
+		Seed: 1, Key: transforms.KeyHub}
+	if cr := runOK(t, p).Report.Pipeline.ChunkRows; cr.Count != 3 || cr.Min < 1500 || cr.Max > 2500 {
+		t.Errorf("chunk rows %+v, want 3 chunks of 2000±500", cr)
+	}
+}
+
 func TestRunNonSmooth(t *testing.T) {
 	dir := t.TempDir()
 	in, files := writeInput(t, dir, gen.SBMParams{N: 600, S: 30, Q: 0.5, P: 0.01, Seed: 4})

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph"
+
+	"github.com/smoothanon/smoothanon/transforms"
 )
 
 // TestSolvesReadNoSideInput: the DoFns that run longest, a chunk's solve
@@ -17,7 +19,7 @@ import (
 func TestSolvesReadNoSideInput(t *testing.T) {
 	for _, share := range []float64{0, DefaultPoolShare} {
 		p := Params{Input: "in.parquet", Output: "out", RunID: "run", K: 4, ChunkSize: 100, PoolShare: share}
-		edges, _, err := Build(p, []string{"in.parquet"}, "staging").Build()
+		edges, _, err := Build(p, []string{"in.parquet"}, 1000, "staging").Build()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,4 +88,40 @@ func solveStages(edges []*graph.MultiEdge) []*graph.MultiEdge {
 		}
 	}
 	return stage
+}
+
+// TestKeyedRowPasses: past the chunk key, the rows are read by as few
+// ParDos as the chunking needs — the boundary sample and the cut, plus two
+// for the sharpening round with the spectral key. Flink materializes the
+// rows between stages and every ParDo that reads them as its main input
+// reads them again: counting them (the total is in the footers) or
+// counting every chunk's rows (Bounds.Sampled) cost two passes more.
+func TestKeyedRowPasses(t *testing.T) {
+	for key, want := range map[transforms.Key]int{transforms.KeyHub: 2, transforms.KeyMinHash: 2,
+		transforms.KeyTwoHop: 2, transforms.KeySpectral: 5} {
+		p := Params{Input: "in.parquet", Output: "out", RunID: "run", K: 4, ChunkSize: 100, Key: key, PoolShare: DefaultPoolShare}
+		edges, _, err := Build(p, []string{"in.parquet"}, 1000, "staging").Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyed := map[int]bool{} // the collections of keyed rows
+		for _, e := range edges {
+			if e.Op != graph.ParDo {
+				continue
+			}
+			name := e.DoFn.Name()[strings.LastIndex(e.DoFn.Name(), ".")+1:]
+			if strings.HasPrefix(name, "sign") || name == "sharpenFn" {
+				keyed[e.Output[0].To.ID()] = true
+			}
+		}
+		var readers []string
+		for _, e := range edges {
+			if e.Op == graph.ParDo && keyed[e.Input[0].From.ID()] {
+				readers = append(readers, e.DoFn.Name()[strings.LastIndex(e.DoFn.Name(), ".")+1:])
+			}
+		}
+		if len(keyed) == 0 || len(readers) != want {
+			t.Errorf("key %s: the keyed rows are read by %v, want %d ParDos", key, readers, want)
+		}
+	}
 }

@@ -140,6 +140,14 @@ func TestCutterMatchesBytes(t *testing.T) {
 		keys = append(keys, k.bytes())
 	}
 	c := newCutter(computeBounds(slices.Clone(keys[:300]), 17, false))
+	sampled := make([]int64, len(c.keys)+1)
+	for i := range 300 {
+		k := rows[i]
+		sampled[c.chunk(&k)]++
+	}
+	if !reflect.DeepEqual(sampled, c.sampled) {
+		t.Fatalf("the sample's rows per chunk are %v, Bounds.Sampled says %v", sampled, c.sampled)
+	}
 	for i := range rows {
 		k := rows[i]
 		k.signed = false
@@ -169,14 +177,14 @@ func TestComputeBounds(t *testing.T) {
 	}
 	b := computeBounds(keys, 4, false)
 	want := [][]byte{{25}, {50}, {75}}
-	if !reflect.DeepEqual(b.Keys, want) {
-		t.Fatalf("bounds %v, want %v", b.Keys, want)
+	if !reflect.DeepEqual(b.Keys, want) || !reflect.DeepEqual(b.Sampled, []int64{25, 25, 25, 25}) {
+		t.Fatalf("bounds %v with %v sampled rows, want %v with 25 each", b.Keys, b.Sampled, want)
 	}
-	if got := computeBounds([][]byte{{1}, {1}, {1}, {1}}, 4, false); len(got.Keys) != 1 {
-		t.Errorf("repeated sample keys gave bounds %v, want one", got.Keys)
+	if got := computeBounds([][]byte{{1}, {1}, {1}, {1}}, 4, false); len(got.Keys) != 1 || !reflect.DeepEqual(got.Sampled, []int64{0, 4}) {
+		t.Errorf("repeated sample keys gave bounds %v with %v sampled rows, want one with [0 4]", got.Keys, got.Sampled)
 	}
-	if got := computeBounds(nil, 3, false); len(got.Keys) != 0 {
-		t.Errorf("empty sample gave bounds %v", got.Keys)
+	if got := computeBounds(nil, 3, false); len(got.Keys) != 0 || !reflect.DeepEqual(got.Sampled, []int64{0}) {
+		t.Errorf("empty sample gave bounds %v with %v sampled rows", got.Keys, got.Sampled)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/transforms/stats"
 
 	"github.com/smoothanon/smoothanon/lsh"
 )
@@ -35,8 +34,14 @@ type ChunkParams struct {
 	// Required; >= 2.
 	K int64
 	// SamplesPerChunk is the sample density for boundaries. Optional;
-	// default DefaultSamplesPerChunk.
+	// default the larger of DefaultSamplesPerChunk and 2·MinRows, so that
+	// a chunk of at least half the density holds MinRows sampled rows and
+	// is never merged (see Bounds.Sampled).
 	SamplesPerChunk int64
+	// Total is the number of input rows, when the caller knows it (from
+	// the input files' footers). Optional; default 0: Chunk counts them,
+	// which costs a pass over the rows.
+	Total int64
 	// Sharpen runs one sharpening round (see sharpen.go) on the incoming
 	// order before cutting it: rows near a boundary move to the side where
 	// their features' rows lie. Costs a pass over the rows, a shuffle of
@@ -62,6 +67,8 @@ func checkChunkParams(p ChunkParams) error {
 		return fmt.Errorf("chunk: chunk size %d below the minimum chunk of %d rows (2k)", p.ChunkSize, p.MinRows)
 	case p.SamplesPerChunk < 0:
 		return fmt.Errorf("chunk: samples per chunk %d, want >= 0", p.SamplesPerChunk)
+	case p.Total < 0:
+		return fmt.Errorf("chunk: total %d rows, want >= 0", p.Total)
 	}
 	return nil
 }
@@ -70,12 +77,11 @@ func checkChunkParams(p ChunkParams) error {
 // keys in [Keys[i-1], Keys[i]).
 type Bounds struct {
 	Keys [][]byte
-}
-
-// ChunkSizes is the row count of every non-empty chunk before merging.
-type ChunkSizes struct {
-	Total int64
-	Sizes map[int64]int64
+	// Sampled is the number of sampled rows of every chunk, len(Keys)+1
+	// of them. A sampled row is a row of its chunk, so this is a lower
+	// bound on the chunk's rows, exact when every row is sampled: chunks
+	// are merged by it (mergeChunks) without another pass to count them.
+	Sampled []int64
 }
 
 var chunksCounter = beam.NewCounter("smoothanon", "chunks")
@@ -87,11 +93,8 @@ func init() {
 	register.DoFn4x1[[]byte, func(*[]byte) bool, int, func(Bounds), error](&boundsFn{})
 	register.Iter1[[]byte]()
 	register.Iter1[Bounds]()
-	register.DoFn3x1[KeyedBlock, func(*Bounds) bool, func(int64, int64), error](&chunkSizesFn{})
-	register.Emitter2[int64, int64]()
-	register.DoFn4x1[KeyedBlock, func(*Bounds) bool, func(*int64, *int64) bool, func(int64, ChunkBlock), error](&assignFn{})
+	register.DoFn3x1[KeyedBlock, func(*Bounds) bool, func(int64, ChunkBlock), error](&assignFn{})
 	register.Emitter2[int64, ChunkBlock]()
-	register.Iter2[int64, int64]()
 	register.Function1x1(keyedRows)
 	register.Function2x1(sumInts)
 }
@@ -113,24 +116,39 @@ func decBounds(p []byte) (Bounds, error) {
 // the total count; the sorted sample's every (len/chunks)-th key is a
 // boundary (or the key at the widest gap near it, with CutAtGaps).
 // Chunks are therefore a pure function of the set of input rows. Chunks
-// with fewer than MinRows rows are merged into their neighbour; fewer than
-// K rows in total fails the job.
+// with fewer than MinRows sampled rows are merged into their neighbour
+// (see Bounds.Sampled); fewer than K rows in total fails the job.
+//
+// Past the signature the rows are read twice, once to sample them and
+// once to cut them (three more times with Sharpen), plus once to count
+// them unless ChunkParams.Total is given. Every such pass matters on
+// Flink, which materializes the rows between stages.
 func Chunk(s beam.Scope, blocks beam.PCollection, params ChunkParams) beam.PCollection {
 	s = s.Scope("Chunk")
 	if err := checkChunkParams(params); err != nil {
 		panic(err)
 	}
-	if params.SamplesPerChunk == 0 {
-		params.SamplesPerChunk = DefaultSamplesPerChunk
+	params.SamplesPerChunk = samplesPerChunk(params)
+	var total beam.PCollection
+	if params.Total > 0 {
+		total = beam.Create(s, int(params.Total))
+	} else {
+		total = beam.Combine(s, sumInts, beam.ParDo(s, keyedRows, blocks))
 	}
-	total := beam.Combine(s, sumInts, beam.ParDo(s, keyedRows, blocks))
 	bounds := sampleBounds(s, blocks, total, params)
 	if params.Sharpen {
 		blocks = sharpen(s, blocks, bounds)
 		bounds = sampleBounds(s, blocks, total, params)
 	}
-	sizes := stats.SumPerKey(s, beam.ParDo(s, &chunkSizesFn{}, blocks, beam.SideInput{Input: bounds}))
-	return beam.ParDo(s, &assignFn{MinRows: params.MinRows}, blocks, beam.SideInput{Input: bounds}, beam.SideInput{Input: sizes})
+	return beam.ParDo(s, &assignFn{MinRows: params.MinRows}, blocks, beam.SideInput{Input: bounds})
+}
+
+// samplesPerChunk is ChunkParams.SamplesPerChunk with its default.
+func samplesPerChunk(p ChunkParams) int64 {
+	if p.SamplesPerChunk > 0 {
+		return p.SamplesPerChunk
+	}
+	return max(DefaultSamplesPerChunk, 2*p.MinRows)
 }
 
 func keyedRows(b KeyedBlock) int { return b.Rows.NumRows() }
@@ -209,7 +227,8 @@ func (fn *boundsFn) ProcessElement(_ []byte, sample func(*[]byte) bool, total in
 }
 
 // computeBounds sorts the sampled keys and takes every len/chunks-th one,
-// or with gaps the one at the widest gap near it (see widestGap).
+// or with gaps the one at the widest gap near it (see widestGap), and
+// counts the sampled keys of every chunk.
 func computeBounds(keys [][]byte, chunks int64, gaps bool) Bounds {
 	slices.SortFunc(keys, bytes.Compare)
 	var b Bounds
@@ -226,6 +245,14 @@ func computeBounds(keys [][]byte, chunks int64, gaps bool) Bounds {
 			continue
 		}
 		b.Keys = append(b.Keys, k)
+	}
+	b.Sampled = make([]int64, len(b.Keys)+1)
+	c := 0 // the chunk of key: the number of boundaries at or below it
+	for _, key := range keys {
+		for c < len(b.Keys) && bytes.Compare(b.Keys[c], key) <= 0 {
+			c++
+		}
+		b.Sampled[c]++
 	}
 	return b
 }
@@ -271,12 +298,13 @@ func absDiff(a, b int64) int64 { return max(a-b, b-a) }
 // prefix, which decides; only rows that share it with a boundary need
 // their signature.
 type cutter struct {
-	keys [][]byte
-	pre  [][2]uint64 // (lead, tie) of keys
+	keys    [][]byte
+	pre     [][2]uint64 // (lead, tie) of keys
+	sampled []int64     // Bounds.Sampled
 }
 
 func newCutter(b Bounds) *cutter {
-	c := &cutter{keys: b.Keys, pre: make([][2]uint64, len(b.Keys))}
+	c := &cutter{keys: b.Keys, pre: make([][2]uint64, len(b.Keys)), sampled: b.Sampled}
 	for i, k := range b.Keys {
 		c.pre[i] = keyPrefix(k)
 	}
@@ -325,23 +353,6 @@ func readCutter(cache **cutter, bounds func(*Bounds) bool) error {
 	return nil
 }
 
-// chunkSizesFn counts the rows of every chunk in a block.
-type chunkSizesFn struct{ c *cutter }
-
-func (fn *chunkSizesFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, emit func(int64, int64)) error {
-	if err := readCutter(&fn.c, bounds); err != nil {
-		return err
-	}
-	n := map[int64]int64{}
-	for _, c := range fn.c.chunksOf(&b) {
-		n[c]++
-	}
-	for _, c := range slices.Sorted(maps.Keys(n)) {
-		emit(c, n[c])
-	}
-	return nil
-}
-
 // mergeChunks maps every chunk id to the id of its merged chunk: walking
 // chunks in order, it groups neighbours until a group holds minRows rows; a
 // short last group joins the one before it.
@@ -378,14 +389,32 @@ func mergeChunks(sizes map[int64]int64, minRows int64) map[int64]int64 {
 	return out
 }
 
-// readSizes reads the rows of every chunk from Chunk's sizes side input.
-func readSizes(sizes func(*int64, *int64) bool) map[int64]int64 {
-	m := map[int64]int64{}
-	var id, n int64
-	for sizes(&id, &n) {
-		m[id] = n
+// mergeSampled is mergeChunks over the chunks' sampled rows
+// (Bounds.Sampled). A chunk without sampled rows may still hold rows; it
+// joins the group of the next chunk that has some, or of the last one.
+func mergeSampled(sampled []int64, minRows int64) map[int64]int64 {
+	sizes := map[int64]int64{}
+	for c, n := range sampled {
+		if n > 0 {
+			sizes[int64(c)] = n
+		}
 	}
-	return m
+	merged := mergeChunks(sizes, minRows)
+	to := int64(0) // the group of the last chunk with sampled rows
+	for c := int64(len(sampled)) - 1; c >= 0; c-- {
+		if g, ok := merged[c]; ok {
+			to = g
+			break
+		}
+	}
+	for c := int64(len(sampled)) - 1; c >= 0; c-- {
+		if g, ok := merged[c]; ok {
+			to = g
+		} else {
+			merged[c] = to
+		}
+	}
+	return merged
 }
 
 // countMerged is the number of chunks in mergeChunks' map.
@@ -405,19 +434,19 @@ type assignFn struct {
 	count   int64 // chunks after merging
 }
 
-func (fn *assignFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, sizes func(*int64, *int64) bool, emit func(int64, ChunkBlock)) error {
+func (fn *assignFn) ProcessElement(b KeyedBlock, bounds func(*Bounds) bool, emit func(int64, ChunkBlock)) error {
 	if err := readCutter(&fn.c, bounds); err != nil {
 		return err
 	}
 	if fn.merged == nil {
-		fn.merged = mergeChunks(readSizes(sizes), fn.MinRows)
+		fn.merged = mergeSampled(fn.c.sampled, fn.MinRows)
 		fn.count = countMerged(fn.merged)
 	}
 	chunks := fn.c.chunksOf(&b)
 	for i, c := range chunks {
 		to, ok := fn.merged[c]
 		if !ok {
-			return fmt.Errorf("chunk %d has no size", c)
+			return fmt.Errorf("chunk %d is not in the bounds' %d chunks", c, len(fn.c.sampled))
 		}
 		chunks[i] = to
 	}

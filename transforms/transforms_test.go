@@ -102,6 +102,44 @@ func TestMergeChunks(t *testing.T) {
 	}
 }
 
+func TestSamplesPerChunk(t *testing.T) {
+	for _, c := range []struct{ given, minRows, want int64 }{
+		{0, 16, DefaultSamplesPerChunk}, // k = 8
+		{0, 64, DefaultSamplesPerChunk}, // k = 32
+		{0, 100, 200},                   // k = 50: half a chunk of samples still holds 2k
+		{40, 100, 40},                   // given
+	} {
+		if got := samplesPerChunk(ChunkParams{SamplesPerChunk: c.given, MinRows: c.minRows}); got != c.want {
+			t.Errorf("given %d, min rows %d: %d samples per chunk, want %d", c.given, c.minRows, got, c.want)
+		}
+	}
+}
+
+// TestMergeSampled: chunks are merged by their sampled rows as
+// mergeChunks merges by rows, and a chunk without sampled rows (it may
+// hold unsampled ones) joins the group of the next chunk that has some,
+// or of the last one.
+func TestMergeSampled(t *testing.T) {
+	cases := []struct {
+		name    string
+		sampled []int64
+		want    map[int64]int64
+	}{
+		{"all big", []int64{20, 30}, map[int64]int64{0: 0, 1: 1}},
+		{"small middle", []int64{20, 5, 12, 40}, map[int64]int64{0: 0, 1: 1, 2: 1, 3: 3}},
+		{"empty first", []int64{0, 20, 30}, map[int64]int64{0: 1, 1: 1, 2: 2}},
+		{"empty middle", []int64{20, 0, 30}, map[int64]int64{0: 0, 1: 2, 2: 2}},
+		{"empty last", []int64{20, 30, 0, 0}, map[int64]int64{0: 0, 1: 1, 2: 1, 3: 1}},
+		{"none sampled", []int64{0, 0}, map[int64]int64{0: 0, 1: 0}},
+		{"one", []int64{3}, map[int64]int64{0: 0}},
+	}
+	for _, c := range cases {
+		if got := mergeSampled(c.sampled, 16); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestJudgeClass(t *testing.T) {
 	a := ClassAcc{Rows: 1, Out: []uint32{1, 2}, Hits: []int64{1, 0}}
 	b := ClassAcc{Rows: 1, Out: []uint32{1, 2}, Hits: []int64{1, 1}}
