@@ -234,6 +234,17 @@ func (pf *File) Size() int64 { return pf.size }
 // NumRows is the number of rows in the file.
 func (pf *File) NumRows() int64 { return pf.pf.NumRows() }
 
+// FeatureValues is the number of values of the features column by the
+// footer: the rows' feature ids, plus one for every row without any. It
+// is at least the file's entries.
+func (pf *File) FeatureValues() int64 {
+	var n int64
+	for _, rg := range pf.pf.RowGroups() {
+		n += rg.ColumnChunks()[pf.featCol].NumValues()
+	}
+	return n
+}
+
 // NumRowGroups is the number of row groups, the unit of split reading.
 func (pf *File) NumRowGroups() int { return len(pf.pf.RowGroups()) }
 

@@ -39,6 +39,10 @@ func TestRoundTrip(t *testing.T) {
 	if pf.NumRowGroups() != 2 {
 		t.Errorf("row groups = %d, want 2", pf.NumRowGroups())
 	}
+	// 5 feature ids, and one value for the row without features.
+	if got := pf.FeatureValues(); got != 6 {
+		t.Errorf("feature values = %d, want 6", got)
+	}
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 {
 		t.Errorf("temp files left behind: %v", ents)

@@ -30,11 +30,11 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 		// The printed graph must not carry the release's key.
 		p.PseudonymKey = &pseudonym.Placeholder
 	}
-	files, total, err := Inspect(p.Input)
+	in, err := Inspect(p.Input)
 	if err != nil {
 		return &InputError{err}
 	}
-	auto, err := resolveAuto(&p, files)
+	auto, err := resolveAuto(&p, in.Files)
 	if err != nil {
 		return &InputError{err}
 	}
@@ -61,7 +61,7 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	}
 	dir, base := storage.Split(out)
 	staging := storage.Join(dir, "."+base+".staging-dryrun")
-	edges, _, err := Build(p, files, total, staging).Build()
+	edges, _, err := Build(p, in, staging).Build()
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	}
 	sort.Strings(names)
 	fmt.Fprintf(w, "# dry run: %d input files, %d rows, ~%d chunks, %s, %d transforms, runner %s\n",
-		len(files), total, max(1, total/p.ChunkSize), plan, len(names), p.Runner)
+		len(in.Files), in.Rows, max(1, in.Rows/p.ChunkSize), plan, len(names), p.Runner)
 	_, err = io.WriteString(w, prototext.Format(model))
 	return err
 }

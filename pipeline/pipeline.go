@@ -172,29 +172,41 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
+// Input is what the input files' footers say.
+type Input struct {
+	// Files are the input files, sorted.
+	Files []string
+	// Rows is the number of rows of all files.
+	Rows int64
+	// FeatureValues bounds the entries of all files from above
+	// (matrix.File.FeatureValues).
+	FeatureValues int64
+}
+
 // Inspect lists the input files, checks that each opens with the right
-// schema, and returns them with the total row count from their footers.
-func Inspect(spec string) (files []string, rows int64, err error) {
-	files, err = matrix.ListFiles(spec)
+// schema, and returns them with the counts from their footers.
+func Inspect(spec string) (Input, error) {
+	files, err := matrix.ListFiles(spec)
 	if err != nil {
-		return nil, 0, err
+		return Input{}, err
 	}
+	in := Input{Files: files}
 	for _, path := range files {
 		f, err := matrix.OpenFile(path)
 		if err != nil {
-			return nil, 0, err
+			return Input{}, err
 		}
-		rows += f.NumRows()
+		in.Rows += f.NumRows()
+		in.FeatureValues += f.FeatureValues()
 		f.Close()
 	}
-	return files, rows, nil
+	return in, nil
 }
 
-// Build constructs the pipeline for files (sorted), which hold rows rows
-// by their footers (Inspect), writing into staging. p.Key must not be
-// transforms.KeyAuto: Run and DryRun resolve it first.
-func Build(p Params, files []string, rows int64, staging string) *beam.Pipeline {
-	return build(p, files, rows, staging, hooks{})
+// Build constructs the pipeline for the input in writing into staging.
+// p.Key must not be transforms.KeyAuto: Run and DryRun resolve it first.
+func Build(p Params, in Input, staging string) *beam.Pipeline {
+	return build(p, in, staging, hooks{})
 }
 
 // hooks let tests break a run on purpose, to prove that nothing is
@@ -207,9 +219,9 @@ type hooks struct {
 	runRows int64
 }
 
-func build(p Params, files []string, total int64, staging string, h hooks) *beam.Pipeline {
+func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	p = withDefaults(p)
-	files = append([]string(nil), files...)
+	files := append([]string(nil), in.Files...)
 	sort.Strings(files)
 	pl, s := beam.NewPipelineWithRoot()
 	rows := transforms.Read(s, beam.CreateList(s, files))
@@ -220,7 +232,7 @@ func build(p Params, files []string, total int64, staging string, h hooks) *beam
 	}
 	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, Key: p.Key, Iterations: p.SpectralIterations})
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K),
-		Total: total, Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
+		Total: in.Rows, Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
 	sp := transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed, Beta: p.Beta, Restarts: p.Restarts,
 		Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers, PoolShare: p.PoolShare}
 	out, setAside, chunkStats := transforms.Solve(s, chunks, sp)
@@ -235,7 +247,7 @@ func build(p Params, files []string, total int64, staging string, h hooks) *beam
 	}
 	verified := transforms.Verify(s, out, transforms.VerifyParams{K: p.K, Mode: p.Mode})
 	written := transforms.Write(s, out, transforms.WriteParams{Dir: transforms.StagingRelease(staging), Shards: p.Shards, Metadata: md,
-		RunRows: h.runRows})
+		RunRows: h.runRows, Rows: in.Rows, MaxEntries: maxEntriesOut(in.FeatureValues, p.Mode)})
 	if h.afterWrite != nil {
 		written = h.afterWrite(s, written)
 	}
@@ -291,13 +303,14 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	case err != nil:
 		return nil, &InputError{err}
 	}
-	files, total, err := Inspect(p.Input)
+	in, err := Inspect(p.Input)
 	if err != nil {
 		return nil, &InputError{err}
 	}
-	if total < int64(p.K) {
-		return nil, &InputError{fmt.Errorf("input %s has %d rows, fewer than k=%d: no k-anonymous release exists", p.Input, total, p.K)}
+	if in.Rows < int64(p.K) {
+		return nil, &InputError{fmt.Errorf("input %s has %d rows, fewer than k=%d: no k-anonymous release exists", p.Input, in.Rows, p.K)}
 	}
+	files := in.Files
 	for i, f := range files {
 		if files[i], err = absPath(f); err != nil {
 			return nil, err
@@ -319,7 +332,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	restore := setRunnerOptions(p)
 	defer restore()
 	start := time.Now()
-	pr, runErr := beam.Run(ctx, p.Runner, build(p, files, total, staging, h))
+	pr, runErr := beam.Run(ctx, p.Runner, build(p, in, staging, h))
 	secs := time.Since(start).Seconds()
 	if pr == nil && runErr == nil {
 		// A runner that only translated the job (dataflow --dry_run).
@@ -379,6 +392,17 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 		return res, fmt.Errorf("pipeline succeeded but %s holds the release of run %s, not %s", out, m.RunID, p.RunID)
 	}
 	return res, nil
+}
+
+// maxEntriesOut bounds a release's entries from the input's: a smooth
+// class's output feature is held by at least half the class, so its rows
+// carry at most twice the entries they held; a non-smooth release only
+// suppresses.
+func maxEntriesOut(entriesIn int64, mode matrix.Mode) int64 {
+	if mode == matrix.NonSmooth {
+		return entriesIn
+	}
+	return 2 * entriesIn
 }
 
 func randomID() string {

@@ -247,6 +247,15 @@ func TestTwoHopChunksBalanced(t *testing.T) {
 	}
 }
 
+func TestMaxEntriesOut(t *testing.T) {
+	if got := maxEntriesOut(10, matrix.Smooth); got != 20 {
+		t.Errorf("smooth: %d, want 20 (a created entry needs a held one of its class)", got)
+	}
+	if got := maxEntriesOut(10, matrix.NonSmooth); got != 10 {
+		t.Errorf("non-smooth: %d, want 10 (nothing is created)", got)
+	}
+}
+
 // TestLargeKKeepsItsChunks: chunks are merged when they hold fewer than
 // 2k sampled rows, so at a large k the sample must be dense enough that a
 // chunk of ChunkSize rows is never merged (here 2k = 140 is more than

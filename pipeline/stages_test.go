@@ -19,7 +19,7 @@ import (
 func TestSolvesReadNoSideInput(t *testing.T) {
 	for _, share := range []float64{0, DefaultPoolShare} {
 		p := Params{Input: "in.parquet", Output: "out", RunID: "run", K: 4, ChunkSize: 100, PoolShare: share}
-		edges, _, err := Build(p, []string{"in.parquet"}, 1000, "staging").Build()
+		edges, _, err := Build(p, Input{Files: []string{"in.parquet"}, Rows: 1000, FeatureValues: 5000}, "staging").Build()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,6 +32,18 @@ func TestSolvesReadNoSideInput(t *testing.T) {
 		}
 		if !found["solveFn"] || found["poolFn"] != (share > 0) {
 			t.Errorf("pool share %g: the solves' stages hold %v", share, found)
+		}
+		// Write's grouping runs where the releases are made (through the
+		// Flatten of chunk and pool releases, which solveStages does not
+		// follow); with a side input it would read them back (on Flink,
+		// from disk) once more.
+		for _, e := range edges {
+			if e.Op == graph.ParDo && strings.HasSuffix(e.DoFn.Name(), ".groupKeyFn") && len(e.Input) != 1 {
+				t.Errorf("pool share %g: Write's grouping reads %d inputs, want its main input only", share, len(e.Input))
+			}
+		}
+		if share == 0 && !found["groupKeyFn"] {
+			t.Errorf("Write's grouping is not in the solves' stages %v", found)
 		}
 	}
 }
@@ -100,7 +112,7 @@ func TestKeyedRowPasses(t *testing.T) {
 	for key, want := range map[transforms.Key]int{transforms.KeyHub: 2, transforms.KeyMinHash: 2,
 		transforms.KeyTwoHop: 2, transforms.KeySpectral: 5} {
 		p := Params{Input: "in.parquet", Output: "out", RunID: "run", K: 4, ChunkSize: 100, Key: key, PoolShare: DefaultPoolShare}
-		edges, _, err := Build(p, []string{"in.parquet"}, 1000, "staging").Build()
+		edges, _, err := Build(p, Input{Files: []string{"in.parquet"}, Rows: 1000, FeatureValues: 5000}, "staging").Build()
 		if err != nil {
 			t.Fatal(err)
 		}

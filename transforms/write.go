@@ -39,6 +39,15 @@ type WriteParams struct {
 	// group of a shard's rows (see Write). Optional; default DefaultRunRows
 	// and DefaultRunEntries.
 	RunRows, RunEntries int64
+	// Rows is the number of released rows (the input's: a release holds
+	// every user once). With MaxEntries it sets the shards and their runs
+	// before the job starts, so that grouping the rows needs no side input
+	// and runs where the releases are made: on Flink, reading the releases
+	// back to count them cost a pass over them. Required; >= 1.
+	Rows int64
+	// MaxEntries bounds the release's feature entries from above. Required;
+	// >= 0.
+	MaxEntries int64
 	// Scratch is where the sorted runs of shards larger than one group are
 	// kept until their shard is written; the caller removes it. Optional;
 	// default Dir + ".runs" (inside the pipeline's staging directory).
@@ -62,6 +71,10 @@ func checkWriteParams(p WriteParams) error {
 		return fmt.Errorf("write: rows per shard %d, want >= 0", p.RowsPerShard)
 	case p.RowGroupRows < 0:
 		return fmt.Errorf("write: row group rows %d, want >= 0", p.RowGroupRows)
+	case p.Rows < 1:
+		return fmt.Errorf("write: %d rows, want >= 1", p.Rows)
+	case p.MaxEntries < 0:
+		return fmt.Errorf("write: at most %d entries, want >= 0", p.MaxEntries)
 	case p.RunRows < 0 || p.RunEntries < 0:
 		return fmt.Errorf("write: run rows %d and entries %d, want >= 0", p.RunRows, p.RunEntries)
 	case p.Scratch == "" && bucketRoot(p.Dir):
@@ -96,15 +109,13 @@ func withWriteDefaults(p WriteParams) WriteParams {
 var shardRows = beam.NewDistribution("smoothanon", "shard_rows")
 
 func init() {
-	register.DoFn4x0[OutBlock, int, int, func(int64, matrix.Matrix)](&groupKeyFn{})
+	register.DoFn2x0[OutBlock, func(int64, matrix.Matrix)](&groupKeyFn{})
 	register.Emitter2[int64, matrix.Matrix]()
-	register.DoFn7x1[context.Context, int64, func(*matrix.Matrix) bool, int, int, func(Stats), func(int64, int64), error](&writeGroupFn{})
+	register.DoFn5x1[context.Context, int64, func(*matrix.Matrix) bool, func(Stats), func(int64, int64), error](&writeGroupFn{})
 	register.Iter1[matrix.Matrix]()
 	register.Emitter2[int64, int64]()
-	register.DoFn6x1[context.Context, int64, func(*int64) bool, int, int, func(Stats), error](&mergeRunsFn{})
+	register.DoFn4x1[context.Context, int64, func(*int64) bool, func(Stats), error](&mergeRunsFn{})
 	register.Iter1[int64]()
-	register.Function1x1(outRows)
-	register.Function1x1(outEntries)
 }
 
 // ShardName is the file name of shard i of n.
@@ -124,14 +135,14 @@ func shardCount(total, shards, perShard int64) int64 {
 // layout is how a release's rows are grouped for writing: shards files,
 // each gathered from runs groups of its rows (1 = written from its one
 // group directly).
-type layout struct{ shards, runs int64 }
+type layout struct{ Shards, Runs int64 }
 
 // newLayout sizes the groups so that none exceeds RunRows rows or
 // RunEntries entries on average.
 func newLayout(p WriteParams, rows, entries int64) layout {
 	n := shardCount(rows, p.Shards, p.RowsPerShard)
 	runs := max(1, ceilDiv(ceilDiv(rows, n), p.RunRows), ceilDiv(ceilDiv(entries, n), p.RunEntries))
-	return layout{shards: n, runs: runs}
+	return layout{Shards: n, Runs: runs}
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
@@ -142,8 +153,8 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // other digits modulo runs.
 func (l layout) group(user string) int64 {
 	h := userHash(user)
-	shard, run := h%uint64(l.shards), h/uint64(l.shards)%uint64(l.runs)
-	return int64(shard)*l.runs + int64(run)
+	shard, run := h%uint64(l.Shards), h/uint64(l.Shards)%uint64(l.Runs)
+	return int64(shard)*l.Runs + int64(run)
 }
 
 // Write writes the released rows of a PCollection<OutBlock> as sharded
@@ -170,27 +181,22 @@ func Write(s beam.Scope, blocks beam.PCollection, params WriteParams) beam.PColl
 		panic(err)
 	}
 	params = withWriteDefaults(params)
-	rows := beam.SideInput{Input: beam.Combine(s, sumInts, beam.ParDo(s, outRows, blocks))}
-	entries := beam.SideInput{Input: beam.Combine(s, sumInts, beam.ParDo(s, outEntries, blocks))}
-	keyed := beam.ParDo(s, &groupKeyFn{Params: params}, blocks, rows, entries)
-	direct, runs := beam.ParDo2(s, &writeGroupFn{Params: params}, beam.GroupByKey(s, keyed), rows, entries)
-	merged := beam.ParDo(s, &mergeRunsFn{Params: params}, beam.GroupByKey(s, runs), rows, entries)
+	l := newLayout(params, params.Rows, params.MaxEntries)
+	keyed := beam.ParDo(s, &groupKeyFn{Layout: l}, blocks)
+	direct, runs := beam.ParDo2(s, &writeGroupFn{Params: params, Layout: l}, beam.GroupByKey(s, keyed))
+	merged := beam.ParDo(s, &mergeRunsFn{Params: params, Layout: l}, beam.GroupByKey(s, runs))
 	return beam.Flatten(s, direct, merged)
 }
 
-func outRows(b OutBlock) int    { return b.In.NumRows() }
-func outEntries(b OutBlock) int { return int(b.Out.NumEntries()) }
-
 // groupKeyFn splits a block's released rows into one piece per group.
 type groupKeyFn struct {
-	Params WriteParams `json:"params"`
+	Layout layout `json:"layout"`
 }
 
-func (fn *groupKeyFn) ProcessElement(b OutBlock, rows, entries int, emit func(int64, matrix.Matrix)) {
-	l := newLayout(fn.Params, int64(rows), int64(entries))
+func (fn *groupKeyFn) ProcessElement(b OutBlock, emit func(int64, matrix.Matrix)) {
 	groups := make([]int64, b.Out.NumRows())
 	for i, u := range b.Out.Users {
-		groups[i] = l.group(u)
+		groups[i] = fn.Layout.group(u)
 	}
 	for g, rows := range groupRows(groups) {
 		emit(g, pick(&b.Out, rows))
@@ -201,15 +207,16 @@ func (fn *groupKeyFn) ProcessElement(b OutBlock, rows, entries int, emit func(in
 // run, and otherwise as a sorted run, emitting (shard, run).
 type writeGroupFn struct {
 	Params WriteParams `json:"params"`
+	Layout layout      `json:"layout"`
 }
 
-func (fn *writeGroupFn) ProcessElement(ctx context.Context, g int64, iter func(*matrix.Matrix) bool, rows, entries int,
+func (fn *writeGroupFn) ProcessElement(ctx context.Context, g int64, iter func(*matrix.Matrix) bool,
 	emit func(Stats), emitRun func(int64, int64)) error {
-	l := newLayout(fn.Params, int64(rows), int64(entries))
+	l := fn.Layout
 	m := gatherShard(iter)
-	shard, run := g/l.runs, g%l.runs
-	if l.runs == 1 {
-		st, err := writeShard(ctx, fn.Params, shard, l.shards, m)
+	shard, run := g/l.Runs, g%l.Runs
+	if l.Runs == 1 {
+		st, err := writeShard(ctx, fn.Params, shard, l.Shards, m)
 		if err == nil {
 			emit(st)
 		}
@@ -225,10 +232,10 @@ func (fn *writeGroupFn) ProcessElement(ctx context.Context, g int64, iter func(*
 // mergeRunsFn writes a shard from its runs.
 type mergeRunsFn struct {
 	Params WriteParams `json:"params"`
+	Layout layout      `json:"layout"`
 }
 
-func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter func(*int64) bool, rows, entries int, emit func(Stats)) error {
-	l := newLayout(fn.Params, int64(rows), int64(entries))
+func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter func(*int64) bool, emit func(Stats)) error {
 	var runs []int64
 	for run := int64(0); iter(&run); {
 		runs = append(runs, run)
@@ -242,7 +249,7 @@ func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter fun
 		}
 		pieces = append(pieces, m)
 	}
-	st, err := writeShard(ctx, fn.Params, shard, l.shards, gatherShard(iterSlice(pieces)))
+	st, err := writeShard(ctx, fn.Params, shard, fn.Layout.Shards, gatherShard(iterSlice(pieces)))
 	if err == nil {
 		emit(st)
 	}

@@ -37,11 +37,11 @@ func TestLayout(t *testing.T) {
 			t.Errorf("%s: layout %+v, want %+v", c.name, got, c.want)
 		}
 	}
-	l := layout{shards: 3, runs: 5}
+	l := layout{Shards: 3, Runs: 5}
 	for i := range 200 {
 		u := fmt.Sprint("user", i)
 		g := l.group(u)
-		if shard := int64(userHash(u) % 3); g < 0 || g >= 15 || g/l.runs != shard {
+		if shard := int64(userHash(u) % 3); g < 0 || g >= 15 || g/l.Runs != shard {
 			t.Fatalf("%s: group %d, shard %d", u, g, shard)
 		}
 	}
@@ -68,6 +68,11 @@ func writeBlocks(n int) []any {
 // runWrite runs Write over blocks and returns the shards' bytes by name.
 func runWrite(t *testing.T, blocks []any, params WriteParams) map[string][]byte {
 	t.Helper()
+	for _, b := range blocks {
+		out := b.(OutBlock).Out
+		params.Rows += int64(out.NumRows())
+		params.MaxEntries += out.NumEntries()
+	}
 	p, s, col := ptest.Create(blocks)
 	Write(s, col, params)
 	if err := ptest.Run(p); err != nil {
@@ -133,11 +138,12 @@ func TestWriteGroupRetry(t *testing.T) {
 	dir := t.TempDir()
 	pieces := []matrix.Matrix{blockOf(testRow{"c", []uint32{3}}), blockOf(testRow{"a", []uint32{1, 2}}, testRow{"b", nil})}
 	for _, runRows := range []int64{0, 1} {
-		fn := &writeGroupFn{Params: withWriteDefaults(WriteParams{Dir: dir, Shards: 2, RunRows: runRows})}
+		p := withWriteDefaults(WriteParams{Dir: dir, Shards: 2, RunRows: runRows, Rows: 3, MaxEntries: 3})
+		fn := &writeGroupFn{Params: p, Layout: newLayout(p, p.Rows, p.MaxEntries)}
 		var stats []Stats
 		var runs [][2]int64
 		for range 2 {
-			err := fn.ProcessElement(context.Background(), 1, iterSlice(pieces), 3, 3,
+			err := fn.ProcessElement(context.Background(), 1, iterSlice(pieces),
 				func(s Stats) { stats = append(stats, s) }, func(s, r int64) { runs = append(runs, [2]int64{s, r}) })
 			if err != nil {
 				t.Fatal(err)
@@ -186,7 +192,7 @@ func TestWriteGroupRetry(t *testing.T) {
 // is an error naming it, and no shard is written.
 func TestMergeRuns(t *testing.T) {
 	dir := t.TempDir()
-	p := withWriteDefaults(WriteParams{Dir: dir, Shards: 1, RunRows: 2})
+	p := withWriteDefaults(WriteParams{Dir: dir, Shards: 1, RunRows: 2, Rows: 4, MaxEntries: 4})
 	ctx := context.Background()
 	for run, rows := range [][]testRow{{{"b", []uint32{2}}, {"d", nil}}, {{"a", []uint32{1}}, {"c", []uint32{3, 4}}}} {
 		m := blockOf(rows...)
@@ -196,7 +202,7 @@ func TestMergeRuns(t *testing.T) {
 	}
 	merge := func(runs ...int64) ([]Stats, error) {
 		var stats []Stats
-		err := (&mergeRunsFn{Params: p}).ProcessElement(ctx, 0, iterSlice(runs), 4, 4, func(s Stats) { stats = append(stats, s) })
+		err := (&mergeRunsFn{Params: p, Layout: newLayout(p, p.Rows, p.MaxEntries)}).ProcessElement(ctx, 0, iterSlice(runs), func(s Stats) { stats = append(stats, s) })
 		return stats, err
 	}
 	stats, err := merge(1, 0, 1)
