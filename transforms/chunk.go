@@ -27,8 +27,8 @@ const DefaultSamplesPerChunk = 128
 type ChunkParams struct {
 	// ChunkSize is the target number of rows per chunk. Required; >= MinRows.
 	ChunkSize int64
-	// MinRows is the least number of rows a chunk may hold (2k); smaller
-	// chunks are merged into a neighbour. Required; >= 2.
+	// MinRows is the least number of rows a chunk may hold (2k): a chunk
+	// with fewer sampled rows is merged into a neighbour. Required; >= 2.
 	MinRows int64
 	// K is the anonymity parameter: fewer than K rows in total is an error.
 	// Required; >= 2.
