@@ -80,7 +80,7 @@ type Bounds struct {
 	// Sampled is the number of sampled rows of every chunk, len(Keys)+1
 	// of them. A sampled row is a row of its chunk, so this is a lower
 	// bound on the chunk's rows, exact when every row is sampled: chunks
-	// are merged by it (mergeChunks) without another pass to count them.
+	// are merged by it (mergeSampled) without another pass to count them.
 	Sampled []int64
 }
 
