@@ -137,11 +137,12 @@ func shardCount(total, shards, perShard int64) int64 {
 // group directly).
 type layout struct{ Shards, Runs int64 }
 
-// newLayout sizes the groups so that none exceeds RunRows rows or
-// RunEntries entries on average.
-func newLayout(p WriteParams, rows, entries int64) layout {
-	n := shardCount(rows, p.Shards, p.RowsPerShard)
-	runs := max(1, ceilDiv(ceilDiv(rows, n), p.RunRows), ceilDiv(ceilDiv(entries, n), p.RunEntries))
+// newLayout sizes the groups of p.Rows rows and at most p.MaxEntries
+// entries so that none exceeds RunRows rows or RunEntries entries on
+// average. p has its defaults (withWriteDefaults).
+func newLayout(p WriteParams) layout {
+	n := shardCount(p.Rows, p.Shards, p.RowsPerShard)
+	runs := max(1, ceilDiv(ceilDiv(p.Rows, n), p.RunRows), ceilDiv(ceilDiv(p.MaxEntries, n), p.RunEntries))
 	return layout{Shards: n, Runs: runs}
 }
 
@@ -181,10 +182,9 @@ func Write(s beam.Scope, blocks beam.PCollection, params WriteParams) beam.PColl
 		panic(err)
 	}
 	params = withWriteDefaults(params)
-	l := newLayout(params, params.Rows, params.MaxEntries)
-	keyed := beam.ParDo(s, &groupKeyFn{Layout: l}, blocks)
-	direct, runs := beam.ParDo2(s, &writeGroupFn{Params: params, Layout: l}, beam.GroupByKey(s, keyed))
-	merged := beam.ParDo(s, &mergeRunsFn{Params: params, Layout: l}, beam.GroupByKey(s, runs))
+	keyed := beam.ParDo(s, &groupKeyFn{Layout: newLayout(params)}, blocks)
+	direct, runs := beam.ParDo2(s, &writeGroupFn{Params: params}, beam.GroupByKey(s, keyed))
+	merged := beam.ParDo(s, &mergeRunsFn{Params: params}, beam.GroupByKey(s, runs))
 	return beam.Flatten(s, direct, merged)
 }
 
@@ -207,12 +207,11 @@ func (fn *groupKeyFn) ProcessElement(b OutBlock, emit func(int64, matrix.Matrix)
 // run, and otherwise as a sorted run, emitting (shard, run).
 type writeGroupFn struct {
 	Params WriteParams `json:"params"`
-	Layout layout      `json:"layout"`
 }
 
 func (fn *writeGroupFn) ProcessElement(ctx context.Context, g int64, iter func(*matrix.Matrix) bool,
 	emit func(Stats), emitRun func(int64, int64)) error {
-	l := fn.Layout
+	l := newLayout(fn.Params)
 	m := gatherShard(iter)
 	shard, run := g/l.Runs, g%l.Runs
 	if l.Runs == 1 {
@@ -232,7 +231,6 @@ func (fn *writeGroupFn) ProcessElement(ctx context.Context, g int64, iter func(*
 // mergeRunsFn writes a shard from its runs.
 type mergeRunsFn struct {
 	Params WriteParams `json:"params"`
-	Layout layout      `json:"layout"`
 }
 
 func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter func(*int64) bool, emit func(Stats)) error {
@@ -249,7 +247,7 @@ func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter fun
 		}
 		pieces = append(pieces, m)
 	}
-	st, err := writeShard(ctx, fn.Params, shard, fn.Layout.Shards, gatherShard(iterSlice(pieces)))
+	st, err := writeShard(ctx, fn.Params, shard, newLayout(fn.Params).Shards, gatherShard(iterSlice(pieces)))
 	if err == nil {
 		emit(st)
 	}

@@ -33,7 +33,8 @@ func TestLayout(t *testing.T) {
 	} {
 		p := c.p
 		p.Dir = "d"
-		if got := newLayout(withWriteDefaults(p), c.rows, c.entries); got != c.want {
+		p.Rows, p.MaxEntries = c.rows, c.entries
+		if got := newLayout(withWriteDefaults(p)); got != c.want {
 			t.Errorf("%s: layout %+v, want %+v", c.name, got, c.want)
 		}
 	}
@@ -139,7 +140,7 @@ func TestWriteGroupRetry(t *testing.T) {
 	pieces := []matrix.Matrix{blockOf(testRow{"c", []uint32{3}}), blockOf(testRow{"a", []uint32{1, 2}}, testRow{"b", nil})}
 	for _, runRows := range []int64{0, 1} {
 		p := withWriteDefaults(WriteParams{Dir: dir, Shards: 2, RunRows: runRows, Rows: 3, MaxEntries: 3})
-		fn := &writeGroupFn{Params: p, Layout: newLayout(p, p.Rows, p.MaxEntries)}
+		fn := &writeGroupFn{Params: p}
 		var stats []Stats
 		var runs [][2]int64
 		for range 2 {
@@ -202,7 +203,7 @@ func TestMergeRuns(t *testing.T) {
 	}
 	merge := func(runs ...int64) ([]Stats, error) {
 		var stats []Stats
-		err := (&mergeRunsFn{Params: p, Layout: newLayout(p, p.Rows, p.MaxEntries)}).ProcessElement(ctx, 0, iterSlice(runs), func(s Stats) { stats = append(stats, s) })
+		err := (&mergeRunsFn{Params: p}).ProcessElement(ctx, 0, iterSlice(runs), func(s Stats) { stats = append(stats, s) })
 		return stats, err
 	}
 	stats, err := merge(1, 0, 1)
