@@ -310,13 +310,12 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	if in.Rows < int64(p.K) {
 		return nil, &InputError{fmt.Errorf("input %s has %d rows, fewer than k=%d: no k-anonymous release exists", p.Input, in.Rows, p.K)}
 	}
-	files := in.Files
-	for i, f := range files {
-		if files[i], err = absPath(f); err != nil {
+	for i, f := range in.Files {
+		if in.Files[i], err = absPath(f); err != nil {
 			return nil, err
 		}
 	}
-	auto, err := resolveAuto(&p, files)
+	auto, err := resolveAuto(&p, in.Files)
 	if err != nil {
 		return nil, &InputError{err}
 	}

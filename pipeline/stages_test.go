@@ -25,7 +25,7 @@ func TestSolvesReadNoSideInput(t *testing.T) {
 		}
 		found := map[string]bool{}
 		for _, e := range solveStages(edges) {
-			found[e.DoFn.Name()[strings.LastIndex(e.DoFn.Name(), ".")+1:]] = true
+			found[doFnName(e)] = true
 			if len(e.Input) != 1 {
 				t.Errorf("pool share %g: %s reads %d inputs in a solve's stage, want its main input only", share, e.DoFn.Name(), len(e.Input))
 			}
@@ -38,7 +38,7 @@ func TestSolvesReadNoSideInput(t *testing.T) {
 		// follow); with a side input it would read them back (on Flink,
 		// from disk) once more.
 		for _, e := range edges {
-			if e.Op == graph.ParDo && strings.HasSuffix(e.DoFn.Name(), ".groupKeyFn") && len(e.Input) != 1 {
+			if e.Op == graph.ParDo && doFnName(e) == "groupKeyFn" && len(e.Input) != 1 {
 				t.Errorf("pool share %g: Write's grouping reads %d inputs, want its main input only", share, len(e.Input))
 			}
 		}
@@ -46,6 +46,11 @@ func TestSolvesReadNoSideInput(t *testing.T) {
 			t.Errorf("Write's grouping is not in the solves' stages %v", found)
 		}
 	}
+}
+
+// doFnName is a ParDo's DoFn name without its package path.
+func doFnName(e *graph.MultiEdge) string {
+	return e.DoFn.Name()[strings.LastIndex(e.DoFn.Name(), ".")+1:]
 }
 
 // solveStages returns the solve and pool ParDos and every ParDo that prism
@@ -121,7 +126,7 @@ func TestKeyedRowPasses(t *testing.T) {
 			if e.Op != graph.ParDo {
 				continue
 			}
-			name := e.DoFn.Name()[strings.LastIndex(e.DoFn.Name(), ".")+1:]
+			name := doFnName(e)
 			if strings.HasPrefix(name, "sign") || name == "sharpenFn" {
 				keyed[e.Output[0].To.ID()] = true
 			}
@@ -129,7 +134,7 @@ func TestKeyedRowPasses(t *testing.T) {
 		var readers []string
 		for _, e := range edges {
 			if e.Op == graph.ParDo && keyed[e.Input[0].From.ID()] {
-				readers = append(readers, e.DoFn.Name()[strings.LastIndex(e.DoFn.Name(), ".")+1:])
+				readers = append(readers, doFnName(e))
 			}
 		}
 		if len(keyed) == 0 || len(readers) != want {
