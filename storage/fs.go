@@ -69,3 +69,18 @@ func fsFor(ctx context.Context, uri string) (filesystem.Interface, error) {
 		return fs, nil
 	})
 }
+
+// checkStore makes sure a client for uri's store can be made, so a write
+// fails before anything is spooled.
+func checkStore(ctx context.Context, uri string) error {
+	var err error
+	switch Scheme(uri) {
+	case SchemeGCS:
+		_, err = gcsClientFor(ctx)
+	case SchemeS3:
+		_, err = s3ClientFor(ctx)
+	default:
+		_, err = fsFor(ctx, uri)
+	}
+	return wrap(uri, err)
+}

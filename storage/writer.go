@@ -2,28 +2,50 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
+// castagnoli is the CRC-32C table, the checksum GCS and S3 keep.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // Writer writes one file or object atomically: nothing appears under its
-// name until Close succeeds, and Abort leaves no trace.
+// name until Close or Commit succeeds, and Abort leaves no trace.
 //
-// A local file is written to a hidden temporary beside it, synced and
-// renamed. An object is spooled to a local temporary file and uploaded by
-// Close through Beam's filesystem (an upload creates the object only when
-// it completes), so an aborted write never sends anything.
+// A local file is written to a hidden temporary beside it
+// (TempPrefix(name)), synced and renamed. An object is spooled to a local
+// temporary file (SpoolPrefix in the temp directory) and uploaded by
+// Close, so an aborted write never sends anything, and an upload creates
+// the object only when it completes. Either temporary is held under an
+// exclusive flock while it is written, so a sweep can tell the temporaries
+// of a dead process (lock free) from a live one's (IsLive).
 type Writer struct {
 	ctx  context.Context
 	uri  string
 	tmp  *os.File
+	crc  uint32
+	size int64
 	done bool
 }
 
+// TempPrefix is the name prefix of the temporary files a local write of
+// path makes beside it.
+func TempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
+// SpoolPrefix is the name prefix of the temporary files uploads spool to
+// in the temp directory.
+const SpoolPrefix = "smoothanon-upload-"
+
 // Create starts writing uri. A local path's parent directory must exist.
 func Create(ctx context.Context, uri string) (*Writer, error) {
+	if err := CheckName(uri); err != nil {
+		return nil, err
+	}
 	var tmp *os.File
 	var err error
 	if IsLocal(uri) {
@@ -31,7 +53,7 @@ func Create(ctx context.Context, uri string) (*Writer, error) {
 		if dir == "" {
 			dir = "."
 		}
-		tmp, err = os.CreateTemp(dir, "."+base+".tmp-*")
+		tmp, err = os.CreateTemp(dir, TempPrefix(base)+"*")
 		if err == nil {
 			// CreateTemp makes 0600 files; outputs are meant to be shared.
 			if err = tmp.Chmod(0o644); err != nil {
@@ -46,33 +68,61 @@ func Create(ctx context.Context, uri string) (*Writer, error) {
 		if _, key, err := bucketKey(uri); err == nil && (key == "" || key[len(key)-1] == '/') {
 			return nil, &Error{URI: uri, Err: fmt.Errorf("not an object name")}
 		}
-		if _, err := fsFor(ctx, uri); err != nil {
+		if err := checkStore(ctx, uri); err != nil {
 			return nil, err
 		}
-		if tmp, err = os.CreateTemp("", "smoothanon-upload-*"); err != nil {
+		if tmp, err = os.CreateTemp("", SpoolPrefix+"*"); err != nil {
 			return nil, &Error{URI: uri, Err: fmt.Errorf("spooling the upload: %w", err)}
 		}
+	}
+	if err := flockNB(tmp); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, fmt.Errorf("%s: %w", uri, err)
 	}
 	return &Writer{ctx: ctx, uri: uri, tmp: tmp}, nil
 }
 
 // Write appends p.
-func (w *Writer) Write(p []byte) (int, error) { return w.tmp.Write(p) }
+func (w *Writer) Write(p []byte) (int, error) {
+	n, err := w.tmp.Write(p)
+	w.crc = crc32.Update(w.crc, castagnoli, p[:n])
+	w.size += int64(n)
+	return n, err
+}
+
+// CRC32C is the Castagnoli CRC-32 of the bytes written so far.
+func (w *Writer) CRC32C() uint32 { return w.crc }
+
+// Size is the number of bytes written so far.
+func (w *Writer) Size() int64 { return w.size }
 
 // Close publishes what was written under the Writer's name.
-func (w *Writer) Close() error {
+func (w *Writer) Close() error { return w.Commit(Cond{}) }
+
+// Commit publishes what was written under the Writer's name if c holds;
+// otherwise it discards it and returns an error matching ErrConflict.
+// Either way the Writer is finished.
+func (w *Writer) Commit(c Cond) error {
 	if w.done {
 		return fmt.Errorf("%s: writer already closed", w.uri)
 	}
 	w.done = true
 	defer os.Remove(w.tmp.Name())
+	if err := c.check(); err != nil {
+		w.tmp.Close()
+		return &Error{URI: w.uri, Err: err}
+	}
 	if IsLocal(w.uri) {
 		err := w.tmp.Sync()
 		if cerr := w.tmp.Close(); err == nil {
 			err = cerr
 		}
 		if err == nil {
-			err = os.Rename(w.tmp.Name(), w.uri)
+			err = commitLocal(w.tmp.Name(), w.uri, c)
+		}
+		if errors.Is(err, ErrConflict) {
+			return &Error{URI: w.uri, Err: err}
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.uri, err)
@@ -83,7 +133,7 @@ func (w *Writer) Close() error {
 	if _, err := w.tmp.Seek(0, io.SeekStart); err != nil {
 		return &Error{URI: w.uri, Err: err}
 	}
-	return upload(w.ctx, w.uri, w.tmp)
+	return upload(w.ctx, w.uri, w.tmp, w.size, w.crc, c)
 }
 
 // Abort discards what was written; the name is never touched.
@@ -96,9 +146,22 @@ func (w *Writer) Abort() {
 	os.Remove(w.tmp.Name())
 }
 
-// upload copies r to the object uri; a failed copy cancels the upload so
-// no partial object is created.
-func upload(ctx context.Context, uri string, r io.Reader) error {
+// upload copies the size bytes of f, whose CRC-32C is crc, to the object
+// uri if c holds. A failed upload creates no object.
+func upload(ctx context.Context, uri string, f *os.File, size int64, crc uint32, c Cond) error {
+	switch Scheme(uri) {
+	case SchemeGCS:
+		return uploadGCS(ctx, uri, f, size, crc, c)
+	case SchemeS3:
+		return uploadS3(ctx, uri, f, size, crc, c)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return &Error{URI: uri, Err: err}
+	}
+	if err := commitOther(ctx, uri, data, c); err != nil {
+		return wrap(uri, err)
+	}
 	fs, err := fsFor(ctx, uri)
 	if err != nil {
 		return err
@@ -109,7 +172,7 @@ func upload(ctx context.Context, uri string, r io.Reader) error {
 	if err != nil {
 		return wrap(uri, err)
 	}
-	if _, err := io.Copy(wc, r); err != nil {
+	if _, err := wc.Write(data); err != nil {
 		cancel()
 		wc.Close()
 		return wrap(uri, err)
@@ -119,13 +182,11 @@ func upload(ctx context.Context, uri string, r io.Reader) error {
 
 // WriteFile writes data to uri atomically.
 func WriteFile(ctx context.Context, uri string, data []byte) error {
-	w, err := Create(ctx, uri)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(data); err != nil {
-		w.Abort()
-		return fmt.Errorf("%s: %w", uri, err)
-	}
-	return w.Close()
+	return Put(ctx, uri, data, Cond{})
+}
+
+// isTempName reports whether base is the name of a Writer's temporary
+// file for the local file named target.
+func isTempName(base, target string) bool {
+	return strings.HasPrefix(base, TempPrefix(target))
 }

@@ -1,0 +1,74 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// flockNB takes an exclusive flock on f without waiting. The lock lives
+// as long as f is open in this process: the kernel drops it when the
+// process dies, whatever killed it.
+func flockNB(f *os.File) error {
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return &os.PathError{Op: "flock", Path: f.Name(), Err: err}
+	}
+	return nil
+}
+
+// Lock is an exclusive flock held on a local file.
+type Lock struct{ f *os.File }
+
+// LockFile creates the local file path (it must not exist), writes data
+// into it and holds an exclusive flock on it until Release or the
+// process's end.
+func LockFile(path string, data []byte) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := flockNB(f); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, &os.PathError{Op: "write", Path: path, Err: err}
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release drops the lock; the file stays.
+func (l *Lock) Release() {
+	if l != nil && l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+}
+
+// IsLive reports whether some process holds a flock on the local file
+// path (a Lock, or a Writer's temporary being written). A missing file is
+// not live. The probe takes and drops a shared lock, so it never blocks
+// and never stops the holder from going on.
+func IsLive(path string) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return true, nil
+	}
+	return false, fmt.Errorf("%s: %w", path, err)
+}
