@@ -44,3 +44,17 @@ func FilesMetadata(spec, key string) (map[string][]string, error) {
 	}
 	return values, nil
 }
+
+// Parquet key/value metadata that marks a release's files (every shard of
+// a directory release, and a single-file release): readers of inputs
+// refuse a file carrying MetaRelease, so a release is never anonymized
+// again as if it were input.
+const (
+	// MetaRelease is the release format version, "1".
+	MetaRelease = "smoothanon.release"
+	// MetaKeyFingerprint is the pseudonym key's fingerprint
+	// (pseudonym.Key.Fingerprint), on pseudonymized releases only.
+	MetaKeyFingerprint = "smoothanon.key_fingerprint"
+	// ReleaseFormat is the value of MetaRelease.
+	ReleaseFormat = "1"
+)

@@ -11,8 +11,10 @@ import (
 // directory; a directory without it is not a release.
 const SuccessName = "_SUCCESS"
 
-// ManifestVersion is the format version written into manifests.
-const ManifestVersion = 1
+// ManifestVersion is the format version written into manifests. Version
+// 1 (no checksums, no key fingerprint, shards named part-NNNNN-of-NNNNN)
+// is still read.
+const ManifestVersion = 2
 
 // ErrNotRelease marks a release directory without its manifest: an
 // interrupted publish, never to be read as a release.
@@ -31,6 +33,13 @@ type Manifest struct {
 	// ReportSHA256 is the hex SHA-256 of the run report (protojson) the
 	// publish judged the release by.
 	ReportSHA256 string `json:"report_sha256"`
+	// UserIDs is how the release names its users: "pseudonym" or "keep".
+	// Version 2.
+	UserIDs string `json:"user_ids,omitempty"`
+	// KeyFingerprint identifies the pseudonym key (pseudonym.Key.
+	// Fingerprint; never the key): two releases with one fingerprint join
+	// by id. Empty for kept ids. Version 2.
+	KeyFingerprint string `json:"key_fingerprint,omitempty"`
 }
 
 // Shard is one file of a release.
@@ -38,6 +47,9 @@ type Shard struct {
 	Name string `json:"name"` // base name inside the release directory
 	Size int64  `json:"size"` // bytes
 	Rows int64  `json:"rows"`
+	// CRC32C is the Castagnoli CRC-32 of the shard's bytes, computed
+	// while it was written. Version 2; nil in version 1.
+	CRC32C *uint32 `json:"crc32c,omitempty"`
 }
 
 // ReadManifest reads dir/_SUCCESS. A missing manifest is an *Error
@@ -55,7 +67,7 @@ func ReadManifest(ctx context.Context, dir string) (*Manifest, error) {
 	if err := json.Unmarshal(b, m); err != nil {
 		return nil, &Error{URI: uri, Err: fmt.Errorf("bad manifest: %v", err)}
 	}
-	if m.Version != ManifestVersion || m.RunID == "" {
+	if m.Version < 1 || m.Version > ManifestVersion || m.RunID == "" {
 		return nil, &Error{URI: uri, Err: fmt.Errorf("bad manifest: version %d, run id %q", m.Version, m.RunID)}
 	}
 	return m, nil
