@@ -99,3 +99,19 @@ func (m *Mapper) ID(id string) string {
 	hex.Encode(m.out, m.sum[:IDBytes])
 	return string(m.out)
 }
+
+// fingerprintDomain separates the fingerprint's hash from every other use
+// of the key.
+const fingerprintDomain = "smoothanon pseudonym key fingerprint v1\x00"
+
+// Fingerprint identifies k without revealing it: the first 64 bits of
+// SHA-256(domain || key) in hex. Releases record it, so that two releases
+// made under one key — whose ids join — can be told apart from releases
+// under fresh keys (linkage refuses the former). From a fingerprint
+// nothing about the key follows but equality.
+func (k Key) Fingerprint() string {
+	h := sha256.New()
+	h.Write([]byte(fingerprintDomain))
+	h.Write(k.b[:])
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}

@@ -154,3 +154,18 @@ func TestMatrix(t *testing.T) {
 		t.Errorf("collision: %v", err)
 	}
 }
+
+// TestFingerprint: stable for a key, different across keys, and not a
+// prefix of anything the key's text or HMAC show.
+func TestFingerprint(t *testing.T) {
+	a, b := testKey(t, 1), testKey(t, 2)
+	if a.Fingerprint() != testKey(t, 1).Fingerprint() || len(a.Fingerprint()) != 16 {
+		t.Fatalf("fingerprint %q not stable or not 16 hex digits", a.Fingerprint())
+	}
+	if a.Fingerprint() == b.Fingerprint() {
+		t.Fatal("two keys share a fingerprint")
+	}
+	if strings.Contains(string(a.Text()), a.Fingerprint()) || strings.Contains(NewMapper(a).ID(""), a.Fingerprint()) {
+		t.Fatal("the fingerprint shows part of the key or of its HMAC")
+	}
+}
