@@ -611,7 +611,12 @@ func (w *Writer) flush() error {
 func (w *Writer) Rows() int64 { return w.rows }
 
 // Close finishes the file and publishes it under its final name.
-func (w *Writer) Close() error {
+func (w *Writer) Close() error { return w.Commit(storage.Cond{}) }
+
+// Commit finishes the file and publishes it under its final name if c
+// holds (storage.Writer.Commit); otherwise nothing appears and the error
+// matches storage.ErrConflict.
+func (w *Writer) Commit(c storage.Cond) error {
 	if err := w.flush(); err != nil {
 		w.Abort()
 		return err
@@ -620,8 +625,13 @@ func (w *Writer) Close() error {
 		w.Abort()
 		return fmt.Errorf("%s: %w", w.path, err)
 	}
-	return w.out.Close()
+	return w.out.Commit(c)
 }
+
+// CRC32C and Size describe the bytes of the file written so far; after
+// Close they are the whole file's.
+func (w *Writer) CRC32C() uint32 { return w.out.CRC32C() }
+func (w *Writer) Size() int64    { return w.out.Size() }
 
 // Abort discards what was written; the final path is never touched.
 func (w *Writer) Abort() { w.out.Abort() }

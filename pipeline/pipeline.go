@@ -16,6 +16,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"time"
 
@@ -35,7 +37,6 @@ import (
 	"github.com/smoothanon/smoothanon/pseudonym"
 	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/solver"
-	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/transforms"
 	"github.com/smoothanon/smoothanon/verify"
 )
@@ -109,7 +110,26 @@ type Params struct {
 	// Endpoint and EnvironmentType override Beam's --endpoint and
 	// --environment_type for this run. Optional; default the flags' values.
 	Endpoint, EnvironmentType string
+	// ConnectTimeout bounds how long the job endpoint (flink, universal)
+	// may take to answer before the run fails. Optional; default
+	// DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// Report is where the run report goes: "" nowhere, "-" Stdout, else a
+	// file or object (release.Plan.Report). Optional.
+	Report string
+	Stdout io.Writer
+	// KeyOut is where PseudonymKey, drawn for this run, is saved once the
+	// release is published (release.Plan.KeyOut). Optional.
+	KeyOut string
+	// Date is recorded in the report (run --date). Optional.
+	Date string
+	// Stderr receives the run's notes (leftovers removed, keys saved).
+	// Optional; default none.
+	Stderr io.Writer
 }
+
+// DefaultConnectTimeout is Params.ConnectTimeout's default.
+const DefaultConnectTimeout = 60 * time.Second
 
 // CheckParams reports the first bad parameter.
 func CheckParams(p Params) error {
@@ -162,6 +182,9 @@ func withDefaults(p Params) Params {
 	}
 	if p.Runner == "" {
 		p.Runner = "prism"
+	}
+	if p.ConnectTimeout == 0 {
+		p.ConnectTimeout = DefaultConnectTimeout
 	}
 	return p
 }
@@ -225,10 +248,9 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	sort.Strings(files)
 	pl, s := beam.NewPipelineWithRoot()
 	rows := transforms.Read(s, beam.CreateList(s, files))
-	var md map[string]string
+	md := release.FileMetadata(p.PseudonymKey)
 	if p.PseudonymKey != nil {
 		rows = transforms.Pseudonymize(s, rows, transforms.PseudonymizeParams{Key: *p.PseudonymKey})
-		md = map[string]string{pseudonym.MetadataKey: pseudonym.Pseudonymize.String()}
 	}
 	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, Key: p.Key, Iterations: p.SpectralIterations})
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K),
@@ -246,22 +268,23 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 		out = h.tamper(s, out)
 	}
 	verified := transforms.Verify(s, out, transforms.VerifyParams{K: p.K, Mode: p.Mode})
-	written := transforms.Write(s, out, transforms.WriteParams{Dir: transforms.StagingRelease(staging), Shards: p.Shards, Metadata: md,
+	written := transforms.Write(s, out, transforms.WriteParams{Dir: release.StagedShards(staging), Shards: p.Shards, Metadata: md,
 		RunRows: h.runRows, Rows: in.Rows, MaxEntries: maxEntriesOut(in.FeatureValues, p.Mode)})
 	if h.afterWrite != nil {
 		written = h.afterWrite(s, written)
 	}
 	all := transforms.CombineStats(s, append(stats, verified, written), chunkStats)
-	transforms.Publish(s, all, transforms.PublishParams{Staging: staging, Output: p.Output, RunID: p.RunID, Overwrite: p.Overwrite,
-		K: p.K, Mode: p.Mode, ChunkSize: p.ChunkSize, InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md})
+	transforms.Report(s, all, transforms.ReportParams{Staging: staging, K: p.K, Mode: p.Mode, ChunkSize: p.ChunkSize,
+		InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md})
 	return pl
 }
 
 // Result is the outcome of Run.
 type Result struct {
-	// Report is the verdict and utility of the release, with PipelineInfo;
-	// nil when the runner only translated the job (dataflow --dry_run) or
-	// the release was already published.
+	// Report is the verdict and utility of the release, with
+	// PipelineInfo, as written to Params.Report; nil when the runner only
+	// translated the job (dataflow --dry_run), the release was already
+	// published, or the run stopped before it had one.
 	Report *smoothanonpb.RunReport
 	// RunID is the run's id, as written in the release's manifest.
 	RunID string
@@ -276,10 +299,13 @@ type Result struct {
 
 // ErrVerification is returned (wrapped) when the release failed
 // verification; Result.Report says why and nothing was published.
-var ErrVerification = transforms.ErrVerification
+var ErrVerification = release.ErrVerification
 
-// Run checks params and input, runs the pipeline, and returns the report.
-// The release appears at Output only if it verified.
+// Run checks params and input, runs the pipeline, and publishes its
+// release if it verified: the whole lifecycle of release.Run, with the
+// job between Begin and Finish. Errors: *InputError (bad input or
+// outputs), ErrVerification, *release.LostRaceError,
+// *release.InterruptedError, and anything else is the runner's.
 func Run(ctx context.Context, p Params) (*Result, error) {
 	return run(ctx, p, hooks{})
 }
@@ -297,12 +323,6 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 		return nil, &InputError{err}
 	}
 	p.Output = out
-	switch err := release.CheckOutput(ctx, out, p.RunID, p.Overwrite); {
-	case errors.Is(err, release.ErrPublished):
-		return &Result{RunID: p.RunID, AlreadyPublished: true}, nil
-	case err != nil:
-		return nil, &InputError{err}
-	}
 	in, err := Inspect(p.Input)
 	if err != nil {
 		return nil, &InputError{err}
@@ -315,41 +335,98 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 			return nil, err
 		}
 	}
+	lc, err := release.Begin(ctx, release.Plan{InputSpec: p.Input, InputFiles: in.Files, Output: out, Dir: true, RunID: p.RunID,
+		Overwrite: p.Overwrite, Report: p.Report, Stdout: p.Stdout, KeyOut: p.KeyOut, Date: p.Date}, p.Stderr)
+	var ap *release.AlreadyPublishedError
+	switch {
+	case errors.As(err, &ap):
+		return &Result{RunID: p.RunID, AlreadyPublished: true}, nil
+	case err != nil:
+		return nil, &InputError{err}
+	}
+	res := &Result{RunID: p.RunID}
+	rep, jobErr := runJob(lc, p, in, h, res)
+	if res.Report == nil && rep == nil && jobErr == nil {
+		// A runner that only translated the job (dataflow --dry_run).
+		lc.Abandon()
+		return res, nil
+	}
+	final, err := lc.Finish(release.Outcome{Report: rep, Err: jobErr, Key: p.PseudonymKey})
+	if rep != nil || final.Published || final.NotPublished != "" {
+		res.Report = final
+	}
+	return res, err
+}
+
+// runJob runs the job into lc's staging and returns its report, or why
+// there is none usable: an *InputError (bad input found by the job), or
+// the runner's error.
+func runJob(lc *release.Run, p Params, in Input, h hooks, res *Result) (*smoothanonpb.RunReport, error) {
+	ctx := lc.Context()
 	auto, err := resolveAuto(&p, in.Files)
 	if err != nil {
 		return nil, &InputError{err}
 	}
-	staging, err := makeStaging(ctx, out, p.RunID)
-	if err != nil {
-		return nil, &InputError{err}
+	if err := probeEndpoint(ctx, p); err != nil {
+		return nil, err
 	}
-	defer storage.RemoveAll(context.WithoutCancel(ctx), staging)
-
+	tmp, removeTmp, err := release.MakeTempDir()
+	if err != nil {
+		return nil, err
+	}
+	defer removeTmp()
+	oldTmp, hadTmp := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", tmp)
+	defer func() {
+		if hadTmp {
+			os.Setenv("TMPDIR", oldTmp)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+	}()
 	if !beam.Initialized() {
 		beam.Init()
 	}
 	restore := setRunnerOptions(p)
 	defer restore()
 	start := time.Now()
-	pr, runErr := beam.Run(ctx, p.Runner, build(p, in, staging, h))
+	pr, runErr := beam.Run(ctx, p.Runner, build(p, in, lc.Staging(), h))
 	secs := time.Since(start).Seconds()
 	if pr == nil && runErr == nil {
-		// A runner that only translated the job (dataflow --dry_run).
-		return &Result{RunID: p.RunID}, nil
+		return nil, nil
 	}
-
-	rep, repErr := release.ReadReport(ctx, transforms.StagingReport(staging))
-	if repErr != nil {
-		if runErr != nil {
-			return nil, fmt.Errorf("pipeline failed: %w%s", runErr, runnerHint(runErr, p.ChunkSize))
+	if pr != nil {
+		res.Counters, res.Distributions = collectMetrics(pr.Metrics())
+	}
+	if runErr != nil {
+		if line, ok := transforms.JobInputError(runErr); ok {
+			return nil, &InputError{errors.New(line)}
 		}
-		return nil, fmt.Errorf("pipeline finished without a report: %w", repErr)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("pipeline failed: %w%s", runErr, runnerHint(runErr, p.ChunkSize))
+	}
+	rep, err := release.ReadReport(ctx, release.StagedReport(lc.Staging()))
+	if err != nil {
+		return nil, fmt.Errorf("pipeline finished without a report: %w", err)
+	}
+	describeRun(rep, p, auto, secs, res)
+	if rep.DuplicateUsers > 0 {
+		return rep, &InputError{locateDuplicates(ctx, lc.Staging(), in.Files, p.PseudonymKey)}
+	}
+	return rep, nil
+}
+
+// describeRun adds what the launcher knows of the run to the job's report.
+func describeRun(rep *smoothanonpb.RunReport, p Params, auto autoChoices, secs float64, res *Result) {
+	if rep.Pipeline == nil {
+		rep.Pipeline = &smoothanonpb.PipelineInfo{}
+	}
+	if rep.Solve == nil {
+		rep.Solve = &smoothanonpb.SolveInfo{}
 	}
 	rep.Pipeline.Runner = p.Runner
-	rep.UserIds = pseudonym.Keep.String()
-	if p.PseudonymKey != nil {
-		rep.UserIds = pseudonym.Pseudonymize.String()
-	}
 	rep.Pipeline.Seconds = secs
 	rep.Solve.Seed = p.Seed
 	rep.Solve.Variant = p.Variant.String()
@@ -360,37 +437,17 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	if p.Beta == 0 {
 		rep.Solve.Beta = solver.DefaultBeta
 	}
-	res := &Result{Report: rep, RunID: p.RunID}
-	if pr != nil {
-		res.Counters, res.Distributions = collectMetrics(pr.Metrics())
-	}
-	if rep.Pipeline != nil {
-		rep.Pipeline.ChunkKey = p.Key.String()
-		rep.Pipeline.ChunkKeyAuto = auto.Evidence
-		rep.Pipeline.Counters = res.Counters
-		rep.Pipeline.Distributions = map[string]*smoothanonpb.Distribution{}
-		for name, d := range res.Distributions {
-			pd := &smoothanonpb.Distribution{Count: d.Count, Sum: d.Sum, Min: d.Min, Max: d.Max}
-			if d.Count > 0 {
-				pd.Mean = float64(d.Sum) / float64(d.Count)
-			}
-			rep.Pipeline.Distributions[name] = pd
+	rep.Pipeline.ChunkKey = p.Key.String()
+	rep.Pipeline.ChunkKeyAuto = auto.Evidence
+	rep.Pipeline.Counters = res.Counters
+	rep.Pipeline.Distributions = map[string]*smoothanonpb.Distribution{}
+	for name, d := range res.Distributions {
+		pd := &smoothanonpb.Distribution{Count: d.Count, Sum: d.Sum, Min: d.Min, Max: d.Max}
+		if d.Count > 0 {
+			pd.Mean = float64(d.Sum) / float64(d.Count)
 		}
+		rep.Pipeline.Distributions[name] = pd
 	}
-	if !rep.Valid {
-		return res, fmt.Errorf("%w: nothing published", ErrVerification)
-	}
-	if runErr != nil {
-		return res, fmt.Errorf("pipeline failed: %w%s", runErr, runnerHint(runErr, p.ChunkSize))
-	}
-	m, err := storage.ReadManifest(ctx, out)
-	if err != nil {
-		return res, fmt.Errorf("pipeline succeeded but %s was not published: %w", out, err)
-	}
-	if m.RunID != p.RunID {
-		return res, fmt.Errorf("pipeline succeeded but %s holds the release of run %s, not %s", out, m.RunID, p.RunID)
-	}
-	return res, nil
 }
 
 // maxEntriesOut bounds a release's entries from the input's: a smooth

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -13,7 +12,9 @@ import (
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/transforms"
 	"github.com/smoothanon/smoothanon/verify"
 )
@@ -48,30 +49,24 @@ func writeInput(t testing.TB, dir string, p gen.SBMParams) (*matrix.Matrix, []st
 // readRelease reads every shard of dir, checking names and per-shard order.
 func readRelease(t testing.TB, dir string) (*matrix.Matrix, map[string][]byte) {
 	t.Helper()
-	names, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
+	m, err := storage.ReadManifest(context.Background(), dir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "_SUCCESS")); err != nil {
 		t.Fatalf("release without its manifest: %v", err)
 	}
-	sort.Strings(names)
 	bytesOf := map[string][]byte{}
 	out := matrix.New(0, 0)
-	for i, path := range names {
-		base := filepath.Base(path)
-		if want := transforms.ShardName(int64(i), int64(len(names))); base != want {
-			t.Fatalf("release file %d is %s, want %s", i, base, want)
+	for i, s := range m.Shards {
+		base := release.StagedName(s.Name)
+		if want := transforms.ShardName(int64(i), int64(len(m.Shards))); base != want {
+			t.Fatalf("release file %d is %s, want %s", i, s.Name, want)
 		}
-		b, err := os.ReadFile(path)
+		path := storage.Join(dir, s.Name)
+		b, err := storage.ReadFile(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		bytesOf[base] = b
-		shard, _, err := matrix.ReadMatrix(path, matrix.ReadOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		shard := readShard(t, path)
 		if !sort.StringsAreSorted(shard.Users) {
 			t.Fatalf("%s: rows not sorted by user id", base)
 		}
@@ -79,7 +74,25 @@ func readRelease(t testing.TB, dir string) (*matrix.Matrix, map[string][]byte) {
 			out.Append(shard.Users[r], shard.Row(r))
 		}
 	}
+	if entries, _ := storage.ListTree(context.Background(), dir); len(entries) != len(m.Shards)+1 {
+		t.Fatalf("release %s holds %q: want its shards and _SUCCESS", dir, entries)
+	}
 	return out, bytesOf
+}
+
+// readShard reads every row of one release file.
+func readShard(t testing.TB, path string) *matrix.Matrix {
+	t.Helper()
+	f, err := matrix.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := matrix.New(0, 0)
+	if err := f.ReadAll(func(u string, feats []uint32) error { m.Append(u, feats); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func runOK(t *testing.T, p Params) *Result {

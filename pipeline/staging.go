@@ -1,18 +1,14 @@
 package pipeline
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/smoothanon/smoothanon/storage"
-	"github.com/smoothanon/smoothanon/transforms"
 )
 
 // outputPath is the release directory as workers will see it: an absolute
-// local path (its parent created), or the URI without a trailing slash.
+// local path, or the URI without a trailing slash.
 func outputPath(out string) (string, error) {
 	if !storage.IsLocal(out) {
 		out = storage.Clean(out)
@@ -21,11 +17,7 @@ func outputPath(out string) (string, error) {
 		}
 		return out, nil
 	}
-	abs, err := filepath.Abs(out)
-	if err != nil {
-		return "", err
-	}
-	return abs, os.MkdirAll(filepath.Dir(abs), 0o755)
+	return filepath.Abs(out)
 }
 
 // absPath makes a local input path absolute; URIs are kept.
@@ -34,26 +26,4 @@ func absPath(p string) (string, error) {
 		return p, nil
 	}
 	return filepath.Abs(p)
-}
-
-// makeStaging returns a fresh staging directory beside out, on the same
-// store (so publishing it is a rename or a server-side copy), after
-// proving that the launcher may write there: a missing bucket, missing
-// credentials or a refused write fail here, naming the URI, before a job
-// is submitted.
-func makeStaging(ctx context.Context, out, runID string) (string, error) {
-	dir, base := storage.Split(out)
-	staging := storage.Join(dir, "."+base+".staging-"+runID+"-"+randomID())
-	if err := storage.MkdirAll(transforms.StagingRelease(staging)); err != nil {
-		return "", err
-	}
-	probe := storage.Join(staging, "launcher-probe")
-	if err := storage.WriteFile(ctx, probe, nil); err != nil {
-		storage.RemoveAll(ctx, staging)
-		return "", err
-	}
-	if err := storage.Remove(ctx, probe); err != nil && !errors.Is(err, storage.ErrNotExist) {
-		return "", err
-	}
-	return staging, nil
 }

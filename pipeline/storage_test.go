@@ -13,6 +13,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/storage/storagetest"
 	"github.com/smoothanon/smoothanon/transforms"
@@ -23,7 +24,7 @@ func init() { register.Function2x1(failAfterWrite) }
 // failAfterWrite fails the job once Write has written its shards, before
 // Publish can run (Publish waits for these Stats).
 func failAfterWrite(st transforms.Stats, _ func(transforms.Stats)) error {
-	return fmt.Errorf("injected failure after writing shards %v", st.Shards)
+	return fmt.Errorf("injected failure after writing %d shards", len(st.ShardFiles))
 }
 
 // upload copies local files into a bucket prefix and returns their URIs.
@@ -75,10 +76,10 @@ func TestRunOnBuckets(t *testing.T) {
 			if err != nil || m.RunID != q.RunID || len(m.Shards) != len(local) || m.TotalRows != 300 {
 				t.Fatalf("manifest %+v, %v", m, err)
 			}
-			for name, want := range local {
-				got, err := storage.ReadFile(ctx, storage.Join(q.Output, name))
-				if err != nil || !bytes.Equal(got, want) {
-					t.Fatalf("%s differs from the local run (%v)", name, err)
+			for _, s := range m.Shards {
+				got, err := storage.ReadFile(ctx, storage.Join(q.Output, s.Name))
+				if want := local[release.StagedName(s.Name)]; err != nil || !bytes.Equal(got, want) {
+					t.Fatalf("%s differs from the local run (%v)", s.Name, err)
 				}
 			}
 			all, _ := storage.ListTree(ctx, store+"://bkt")

@@ -14,10 +14,11 @@ type Source struct {
 	// Env is the name of an environment variable holding the key's text
 	// form. Optional.
 	Env string
-	// Out is where Save writes a drawn key (WriteKey: create-exclusive,
-	// 0600); Load refuses an Out that exists. Optional; default nowhere, so the key of a drawn release is
-	// lost and its pseudonyms can never be mapped back. Refused with File
-	// or Env (the operator holds that key already).
+	// Out is where a drawn key is to be saved once its release is
+	// published (release.Plan.KeyOut, which checks it). Optional; default
+	// nowhere, so the key of a drawn release is lost and its pseudonyms
+	// can never be mapped back. Refused with File or Env (the operator
+	// holds that key already).
 	Out string
 }
 
@@ -44,34 +45,28 @@ func (src Source) Load() (k Key, drawn bool, err error) {
 		k, err = ParseKey("--pseudonym_key_env "+src.Env, []byte(text))
 		return k, false, err
 	}
-	if src.Out != "" {
-		// Fail before any work if the key could not be written later.
-		if _, err := os.Lstat(src.Out); err == nil {
-			return Key{}, false, &KeyError{Source: "--pseudonym_key_out " + src.Out, Reason: "file exists (a key is never overwritten)"}
-		}
-	}
 	if k, err = NewKey(); err != nil {
 		return Key{}, false, err
 	}
 	return k, true, nil
 }
 
-// Save writes a drawn key to src.Out (WriteKey) if it is set. Callers save
-// the key just before publishing the release it belongs to, and remove it
-// (os.Remove(src.Out)) if publishing fails, so no key outlives a failed run.
-func (src Source) Save(k Key) error {
-	if src.Out == "" {
-		return nil
-	}
-	return WriteKey(src.Out, k)
-}
-
 // Given reports whether src names an existing key (a file or a variable).
 func (src Source) Given() bool { return src.File != "" || src.Env != "" }
 
-// ReadKeyFile reads a key file. With WriteKey it is the only place a key
-// touches the file system, so both can later be pointed at bucket paths.
+// ReadKeyFile reads a key file; it must be a regular file (a FIFO would
+// block the read forever).
 func ReadKeyFile(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &KeyError{Source: "--pseudonym_key_file " + path, Reason: errReason(err)}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &KeyError{Source: "--pseudonym_key_file " + path, Reason: "not a regular file"}
+	}
+	if st.Size() > 4096 {
+		return nil, &KeyError{Source: "--pseudonym_key_file " + path, Reason: fmt.Sprintf("%d bytes: a key file holds 64 hex digits", st.Size())}
+	}
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &KeyError{Source: "--pseudonym_key_file " + path, Reason: errReason(err)}

@@ -2,162 +2,229 @@ package release
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"syscall"
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/storage"
 )
 
-// PublishParams configure Publish.
-type PublishParams struct {
-	// Staged is the directory holding the finished shards (*.parquet), on
-	// the same store as Output. Required.
-	Staged string
-	// Output is the release directory. Required.
-	Output string
-	// RunID names the run; it goes into the manifest. Required.
-	RunID string
-	// Overwrite allows replacing another run's release or a non-empty
-	// Output. Optional; default false.
-	Overwrite bool
-	// ReportSHA256 is the hex SHA-256 of the run report. Optional.
-	ReportSHA256 string
+// The publish protocol, the same on a local disk and on a bucket:
+//
+//  1. The staged shards are moved (renamed on a disk, copied server-side
+//     on a bucket) into the output under names carrying the run's token,
+//     so two runs' shards never share a name.
+//  2. The manifest listing exactly those shards is written with a
+//     precondition: absent (no release there yet) or the version read of
+//     the release it replaces (--overwrite). This is the claim: of runs
+//     racing for one output, exactly one succeeds. Readers know a release
+//     only through its manifest, so the output holds either the old
+//     release or the new one, whole.
+//  3. The loser removes the shards it moved in; the winner removes the
+//     shards of the release it replaced (those its manifest listed).
+//
+// A single-file release is written beside its name (or spooled) and given
+// the name under the same precondition (storage.Writer.Commit).
+
+// stagedShards reads the job's list of staged shards and checks it
+// against the store and the report's row count.
+func stagedShards(ctx context.Context, staging string, rows int64) ([]storage.Shard, error) {
+	b, err := storage.ReadFile(ctx, StagedShardList(staging))
+	if err != nil {
+		return nil, fmt.Errorf("the job left no shard list: %w", err)
+	}
+	var shards []storage.Shard
+	if err := json.Unmarshal(b, &shards); err != nil {
+		return nil, fmt.Errorf("%s: %w", StagedShardList(staging), err)
+	}
+	if len(shards) == 0 {
+		return nil, fmt.Errorf("%s: no shards", StagedShardList(staging))
+	}
+	var total int64
+	for _, s := range shards {
+		if !stagedShardPattern.MatchString(s.Name) {
+			return nil, fmt.Errorf("%s: bad shard name %q", StagedShardList(staging), s.Name)
+		}
+		uri := storage.Join(StagedShards(staging), s.Name)
+		a, err := storage.Stat(ctx, uri)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkShard(uri, s, a); err != nil {
+			return nil, err
+		}
+		total += s.Rows
+	}
+	if total != rows {
+		return nil, fmt.Errorf("the staged shards hold %d rows, the report %d", total, rows)
+	}
+	return shards, nil
 }
 
-func checkPublishParams(p PublishParams) error {
-	switch {
-	case p.Staged == "":
-		return errors.New("publish: no staged directory")
-	case p.Output == "":
-		return errors.New("publish: no output directory")
-	case p.RunID == "":
-		return errors.New("publish: no run id")
-	case storage.Clean(p.Staged) == storage.Clean(p.Output):
-		return fmt.Errorf("publish: staged and output are both %s", p.Output)
-	case storage.Scheme(p.Staged) != storage.Scheme(p.Output):
-		return fmt.Errorf("publish: staged %s and output %s on different stores", p.Staged, p.Output)
+// checkShard compares a shard's stored attributes with what was recorded
+// of it.
+func checkShard(uri string, want storage.Shard, got storage.Attrs) error {
+	if got.Size != want.Size {
+		return fmt.Errorf("%s: size %d, recorded %d", uri, got.Size, want.Size)
+	}
+	if want.CRC32C != nil && got.HasCRC32C && got.CRC32C != *want.CRC32C {
+		return fmt.Errorf("%s: CRC32C %#08x, recorded %#08x", uri, got.CRC32C, *want.CRC32C)
 	}
 	return nil
 }
 
-// Publish moves the staged shards to Output and writes the manifest last.
-// It returns the manifest and whether Output already held this run's
-// release (then nothing was written). On a local disk the staged
-// directory is renamed into place; on an object store the shards are
-// copied server-side, objects of a replaced release removed, and the
-// staged objects left for the caller to delete with the staging prefix.
-func Publish(ctx context.Context, p PublishParams) (m *storage.Manifest, already bool, err error) {
-	if err := checkPublishParams(p); err != nil {
-		return nil, false, err
-	}
-	st, err := Inspect(ctx, p.Output)
-	if err != nil {
-		return nil, false, err
-	}
-	if st.Manifest != nil && st.Manifest.RunID == p.RunID {
-		return st.Manifest, true, nil
-	}
-	m, err = manifest(ctx, p)
-	if err != nil {
-		return nil, false, err
-	}
-	var names []string
-	for _, s := range m.Shards {
-		names = append(names, s.Name)
-	}
-	if err := st.check(p.Output, p.RunID, p.Overwrite, names); err != nil {
-		return nil, false, err
-	}
-	if storage.IsLocal(p.Output) {
-		// The manifest goes into the staged directory first, so one rename
-		// publishes the shards and their manifest together.
-		if err := storage.WriteManifest(ctx, p.Staged, m); err != nil {
-			return nil, false, err
-		}
-		return m, false, renameDir(p.Staged, p.Output, p.RunID, st)
-	}
-	if err := copyObjects(ctx, p.Staged, p.Output, names, st); err != nil {
-		return nil, false, err
-	}
-	return m, false, storage.WriteManifest(ctx, p.Output, m)
-}
-
-// manifest describes the staged shards: names, sizes and rows (from the
-// Parquet footers).
-func manifest(ctx context.Context, p PublishParams) (*storage.Manifest, error) {
-	files, err := storage.List(ctx, storage.Join(p.Staged, "*.parquet"))
+// publishDir publishes the staged shards at the output. reportSHA is the
+// SHA-256 of the report the manifest vouches for.
+func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA string) (*storage.Manifest, error) {
+	out := r.plan.Output
+	st, err := inspectDir(ctx, out)
 	if err != nil {
 		return nil, err
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("publish: %s holds no shards", p.Staged)
+	cond := storage.Cond{IfAbsent: true}
+	if st.manifest != nil {
+		if st.manifest.RunID == r.plan.RunID || !r.plan.Overwrite {
+			return nil, &LostRaceError{Output: out, Winner: st.manifest.RunID}
+		}
+		cond = storage.Cond{IfVersion: st.version}
 	}
-	m := &storage.Manifest{Version: storage.ManifestVersion, RunID: p.RunID, ReportSHA256: p.ReportSHA256}
-	for _, f := range files {
-		pf, err := matrix.OpenFile(f)
-		if err != nil {
+	if f := st.foreign(); len(f) > 0 {
+		return nil, fmt.Errorf("--output %s gained files that are not a release's while the run ran (%s%s); nothing published", out, f[0], more(len(f)-1))
+	}
+	if err := storage.MkdirAll(out); err != nil {
+		return nil, err
+	}
+	m := &storage.Manifest{Version: storage.ManifestVersion, RunID: r.plan.RunID, ReportSHA256: reportSHA,
+		UserIDs: r.userIDs(), KeyFingerprint: r.fingerprint()}
+	var moved []string
+	undo := func() {
+		for _, uri := range moved {
+			storage.Remove(context.WithoutCancel(ctx), uri)
+		}
+	}
+	for _, s := range shards {
+		if err := ctx.Err(); err != nil {
+			undo()
+			return nil, r.stopped(err)
+		}
+		src := storage.Join(StagedShards(r.staging), s.Name)
+		s.Name = publishedName(s.Name, r.token)
+		dst := storage.Join(out, s.Name)
+		if err := move(ctx, src, dst); err != nil {
+			undo()
 			return nil, err
 		}
-		s := storage.Shard{Size: pf.Size(), Rows: pf.NumRows()}
-		pf.Close()
-		_, s.Name = storage.Split(f)
+		moved = append(moved, dst)
+		a, err := storage.Stat(ctx, dst)
+		if err == nil {
+			err = checkShard(dst, s, a)
+		}
+		if err != nil {
+			undo()
+			return nil, err
+		}
 		m.Shards = append(m.Shards, s)
 		m.TotalRows += s.Rows
+	}
+	r.fault(StageCopied)
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		undo()
+		return nil, err
+	}
+	// The claim is not interrupted half-way: a write cancelled in flight
+	// may still have reached the store.
+	err = storage.Put(context.WithoutCancel(ctx), storage.Join(out, storage.SuccessName), append(b, '\n'), cond)
+	if errors.Is(err, storage.ErrConflict) {
+		undo()
+		winner := ""
+		if now, err := storage.ReadManifest(context.WithoutCancel(ctx), out); err == nil {
+			winner = now.RunID
+		}
+		return nil, &LostRaceError{Output: out, Winner: winner}
+	}
+	if err != nil {
+		undo()
+		return nil, err
+	}
+	if st.manifest != nil {
+		for _, old := range st.manifest.Shards {
+			if !slices.ContainsFunc(m.Shards, func(s storage.Shard) bool { return s.Name == old.Name }) {
+				if err := storage.Remove(context.WithoutCancel(ctx), storage.Join(out, old.Name)); err != nil {
+					r.note("the replaced release's shard %s could not be removed: %v", old.Name, err)
+				}
+			}
+		}
 	}
 	return m, nil
 }
 
-// renameDir moves staged (shards and manifest) to output with one rename.
-// An existing output (a release being replaced, or an empty directory) is
-// first renamed to a sibling of output, outside the staging directory the
-// launcher deletes, put back if the new release cannot be moved in, and
-// removed only once the new release is in place.
-func renameDir(staged, output, runID string, st State) error {
-	var old string
-	if st.Exists {
-		old = output + ".replaced-" + runID
-		if err := os.Rename(output, old); err != nil {
-			return err
+// move gives the staged file src the name dst in the output: a rename on
+// a local disk (a copy across file systems), a server-side copy on a
+// bucket (the staged object goes with the staging).
+func move(ctx context.Context, src, dst string) error {
+	if !storage.IsLocal(src) {
+		return storage.Copy(ctx, src, dst)
+	}
+	err := os.Rename(src, dst)
+	if errors.Is(err, syscall.EXDEV) {
+		b, rerr := os.ReadFile(src)
+		if rerr != nil {
+			return rerr
 		}
+		return storage.Put(ctx, dst, b, storage.Cond{IfAbsent: true})
 	}
-	if err := os.Rename(staged, output); err != nil {
-		if old != "" {
-			if rerr := os.Rename(old, output); rerr != nil {
-				return fmt.Errorf("%w; the replaced release is at %s (restoring it: %v)", err, old, rerr)
-			}
-		}
-		return err
-	}
-	if old != "" {
-		return os.RemoveAll(old)
-	}
-	return nil
+	return err
 }
 
-// copyObjects copies the staged shards to output server-side. The
-// manifest of a replaced release goes first, so the prefix is never read
-// as a release while it mixes old and new shards; old objects that are
-// not among the new shards go last.
-func copyObjects(ctx context.Context, staged, output string, names []string, st State) error {
-	if st.Manifest != nil {
-		if err := storage.Remove(ctx, storage.Join(output, storage.SuccessName)); err != nil {
+// publishFile writes the single-file release rel at the output, its rows
+// ordered by user id, with md as its Parquet key/value metadata.
+func (r *Run) publishFile(ctx context.Context, rel *matrix.Matrix, md map[string]string) error {
+	out := r.plan.Output
+	st, err := inspectFile(ctx, out)
+	if err != nil {
+		return err
+	}
+	cond := storage.Cond{IfAbsent: true}
+	if st.exists {
+		if !r.plan.Overwrite || !st.release {
+			return &LostRaceError{Output: out}
+		}
+		cond = storage.Cond{IfVersion: st.version}
+	}
+	if storage.IsLocal(out) {
+		if err := storage.MkdirAll(dirOf(out)); err != nil {
 			return err
 		}
 	}
-	for _, n := range names {
-		if err := storage.Copy(ctx, storage.Join(staged, n), storage.Join(output, n)); err != nil {
+	w, err := matrix.Create(out, matrix.WriterOptions{Metadata: md})
+	if err != nil {
+		return err
+	}
+	sorted := rel.SortedByUser()
+	for i, u := range sorted.Users {
+		if err := w.Write(u, sorted.Row(i)); err != nil {
+			w.Abort()
 			return err
 		}
-	}
-	for _, f := range st.Files {
-		if _, base := storage.Split(f); !slices.Contains(names, base) {
-			if err := storage.Remove(ctx, f); err != nil {
-				return err
-			}
+		if i%4096 == 0 && ctx.Err() != nil {
+			w.Abort()
+			return r.stopped(ctx.Err())
 		}
 	}
-	return nil
+	r.fault(StageCopied)
+	err = w.Commit(cond)
+	if errors.Is(err, storage.ErrConflict) {
+		return &LostRaceError{Output: out}
+	}
+	return err
+}
+
+func dirOf(path string) string {
+	d, _ := storage.Split(path)
+	return d
 }

@@ -1,128 +1,550 @@
-package release_test
+package release
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/smoothanon/smoothanon/matrix"
-	"github.com/smoothanon/smoothanon/release"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/pseudonym"
 	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/storage/storagetest"
 )
 
-// stage writes n one-row shards into a staging directory under root.
-func stage(t *testing.T, root, name string, n int) string {
+// root returns a fresh directory on store ("local", "gs" or "s3"), its
+// emulator started for the test.
+func root(t *testing.T, store string) string {
 	t.Helper()
-	dir := storage.Join(root, name)
-	if err := storage.MkdirAll(dir); err != nil {
-		t.Fatal(err)
+	if store == "local" {
+		return t.TempDir()
 	}
-	for i := range n {
-		m := matrix.New(0, 0)
-		m.Append(name+string(rune('a'+i)), []uint32{uint32(i)})
-		shard := storage.Join(dir, "part-0000"+string(rune('0'+i))+"-of-0000"+string(rune('0'+n))+".parquet")
-		if err := matrix.WriteMatrix(shard, m, matrix.WriterOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	storagetest.Start(t, store, "b")
+	return store + "://b/p"
 }
 
-// TestPublish runs the protocol on a local disk and both object stores:
-// publish, refuse another run, retry the same run as a no-op, overwrite
-// with fewer shards (old shards removed), and read the manifest back.
-func TestPublish(t *testing.T) {
+var stores = []string{"local", "gs", "s3"}
+
+// testInput writes a one-row input file (local) and returns its path.
+func testInput(t *testing.T) string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "in.parquet")
+	m := matrix.New(0, 0)
+	m.Append("u", []uint32{1})
+	if err := matrix.WriteMatrix(in, m, matrix.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// dirPlan is a directory release plan into out.
+func dirPlan(in, out, runID string) Plan {
+	return Plan{InputSpec: in, InputFiles: []string{in}, Output: out, Dir: true, RunID: runID}
+}
+
+// fakeJob stages rows as the pipeline does: shards, their list, a valid
+// report.
+func fakeJob(t *testing.T, r *Run, rows *matrix.Matrix, shards int) *smoothanonpb.RunReport {
+	t.Helper()
 	ctx := context.Background()
-	for _, store := range []string{"local", "gs", "s3"} {
+	var list []storage.Shard
+	for i := range shards {
+		part := matrix.New(0, 0)
+		for j := i; j < rows.NumRows(); j += shards {
+			part.Append(rows.Users[j], rows.Row(j))
+		}
+		name := fmt.Sprintf("part-%05d-of-%05d.parquet", i, shards)
+		w, err := matrix.Create(storage.Join(StagedShards(r.Staging()), name), matrix.WriterOptions{Metadata: FileMetadata(nil)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, u := range part.Users {
+			w.Write(u, part.Row(j))
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		crc := w.CRC32C()
+		list = append(list, storage.Shard{Name: name, Rows: int64(part.NumRows()), Size: w.Size(), CRC32C: &crc})
+	}
+	b, _ := json.Marshal(list)
+	if err := storage.WriteFile(ctx, StagedShardList(r.Staging()), b); err != nil {
+		t.Fatal(err)
+	}
+	return &smoothanonpb.RunReport{K: 2, Mode: "smooth", Rows: int64(rows.NumRows()), Valid: true}
+}
+
+func rowsOf(prefix string, n int) *matrix.Matrix {
+	m := matrix.New(0, 0)
+	for i := range n {
+		m.Append(fmt.Sprintf("%s%03d", prefix, i), []uint32{uint32(i % 3)})
+	}
+	return m
+}
+
+// listing returns the names under dir (relative), sorted.
+func listing(t *testing.T, dir string) []string {
+	t.Helper()
+	all, err := storage.ListTree(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range all {
+		out = append(out, strings.TrimPrefix(strings.TrimPrefix(f, storage.Clean(dir)), "/"))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// siblings lists the names beside out that a run may leave (stagings,
+// probes, temporaries), which must all be gone after a run.
+func siblings(t *testing.T, out string) []string {
+	t.Helper()
+	dir, base := storage.Split(out)
+	var left []string
+	for _, name := range listing(t, dir) {
+		if strings.HasPrefix(name, "."+base) {
+			left = append(left, name)
+		}
+	}
+	return left
+}
+
+func mustKey(t *testing.T) *pseudonym.Key {
+	t.Helper()
+	k, err := pseudonym.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &k
+}
+
+// TestLifecycle publishes, reruns, refuses and overwrites a directory
+// release on each store, and checks what each step leaves.
+func TestLifecycle(t *testing.T) {
+	ctx := context.Background()
+	for _, store := range stores {
 		t.Run(store, func(t *testing.T) {
-			root := t.TempDir()
-			if store != "local" {
-				storagetest.Start(t, store, "b")
-				root = store + "://b/p"
-			}
-			out := storage.Join(root, "out")
-			m, already, err := release.Publish(ctx, release.PublishParams{Staged: stage(t, root, "s1", 3), Output: out, RunID: "run1", ReportSHA256: "ab"})
-			if err != nil || already {
-				t.Fatalf("publish: %v already=%v", err, already)
-			}
-			got, err := storage.ReadManifest(ctx, out)
-			if err != nil || got.RunID != "run1" || got.TotalRows != 3 || len(got.Shards) != 3 || got.Shards[0].Size <= 0 || got.ReportSHA256 != "ab" {
-				t.Fatalf("manifest %+v, %v; want run1 with 3 shards of 1 row", got, err)
-			}
-			if m.TotalRows != 3 {
-				t.Fatalf("returned manifest %+v", m)
-			}
-			files, err := matrix.ListFiles(out)
-			if err != nil || len(files) != 3 {
-				t.Fatalf("release lists %q, %v", files, err)
-			}
-
-			err = release.CheckOutput(ctx, out, "run2", false)
-			if err == nil || !strings.Contains(err.Error(), "holds the release of run run1 (pass --overwrite") {
-				t.Fatalf("another run: %v", err)
-			}
-			if _, _, err := release.Publish(ctx, release.PublishParams{Staged: stage(t, root, "s2", 1), Output: out, RunID: "run2"}); err == nil {
-				t.Fatal("published over another run's release without overwrite")
-			}
-			if err := release.CheckOutput(ctx, out, "run1", false); !errors.Is(err, release.ErrPublished) {
-				t.Fatalf("same run: %v, want ErrPublished", err)
-			}
-			if _, already, err := release.Publish(ctx, release.PublishParams{Staged: stage(t, root, "s3", 1), Output: out, RunID: "run1"}); err != nil || !already {
-				t.Fatalf("retry of run1: %v already=%v", err, already)
-			}
-
-			if _, _, err := release.Publish(ctx, release.PublishParams{Staged: stage(t, root, "s4", 1), Output: out, RunID: "run4", Overwrite: true}); err != nil {
+			in, out := testInput(t), storage.Join(root(t, store), "rel")
+			keyDir := t.TempDir()
+			p := dirPlan(in, out, "night1")
+			p.KeyOut, p.Report = filepath.Join(keyDir, "k1"), storage.Join(root(t, "local"), "r1.json")
+			key := mustKey(t)
+			r, err := Begin(ctx, p, nil)
+			if err != nil {
 				t.Fatal(err)
 			}
-			files, err = matrix.ListFiles(out)
-			if err != nil || len(files) != 1 {
-				t.Fatalf("after overwrite the release lists %q, %v", files, err)
+			rep, err := r.Finish(Outcome{Report: fakeJob(t, r, rowsOf("a", 10), 3), Key: key})
+			if err != nil || !rep.Published {
+				t.Fatalf("finish: %v, published %v", err, rep.GetPublished())
 			}
-			all, _ := storage.ListTree(ctx, out)
-			if len(all) != 2 { // one shard and _SUCCESS
-				t.Fatalf("after overwrite %s holds %q", out, all)
+			m, err := storage.ReadManifest(ctx, out)
+			if err != nil || m.RunID != "night1" || m.TotalRows != 10 || len(m.Shards) != 3 || m.KeyFingerprint != key.Fingerprint() || m.UserIDs != "pseudonym" {
+				t.Fatalf("manifest %+v, %v", m, err)
+			}
+			for _, s := range m.Shards {
+				if tok, ok := shardToken(s.Name); !ok || tok != r.Token() || s.CRC32C == nil {
+					t.Errorf("shard %+v: want the run's token %s and a CRC", s, r.Token())
+				}
+			}
+			if got := len(listing(t, out)); got != 4 {
+				t.Errorf("release holds %q, want 3 shards and _SUCCESS", listing(t, out))
+			}
+			if left := siblings(t, out); len(left) != 0 {
+				t.Errorf("left beside the release: %q", left)
+			}
+			if st, err := os.Stat(p.KeyOut); err != nil || st.Mode().Perm() != 0o600 {
+				t.Errorf("key file: %v", err)
+			} else if b, _ := os.ReadFile(p.KeyOut); !bytes.Equal(b, key.Text()) {
+				t.Error("the saved key is not the release's")
+			}
+			if pend, _ := filepath.Glob(filepath.Join(keyDir, ".*")); len(pend) != 0 {
+				t.Errorf("pending keys left: %q", pend)
+			}
+			var got map[string]any
+			if b, err := os.ReadFile(p.Report); err != nil || json.Unmarshal(b, &got) != nil || got["published"] != true || got["run_id"] != "night1" {
+				t.Errorf("report %v (%v)", got, err)
+			}
+
+			// A rerun of the run id does nothing.
+			if _, err := Begin(ctx, p, nil); !errors.As(err, new(*AlreadyPublishedError)) {
+				t.Fatalf("rerun: %v, want AlreadyPublishedError", err)
+			}
+			// Another run id is refused, then replaces it with --overwrite.
+			q := dirPlan(in, out, "night2")
+			if _, err := Begin(ctx, q, nil); err == nil || !strings.Contains(err.Error(), "holds the release of run night1 (pass --overwrite") {
+				t.Fatalf("another run: %v", err)
+			}
+			q.Overwrite = true
+			r2, err := Begin(ctx, q, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r2.Finish(Outcome{Report: fakeJob(t, r2, rowsOf("b", 4), 1)}); err != nil {
+				t.Fatal(err)
+			}
+			m2, _ := storage.ReadManifest(ctx, out)
+			if m2.RunID != "night2" || m2.UserIDs != "keep" || m2.KeyFingerprint != "" {
+				t.Errorf("overwritten manifest %+v", m2)
+			}
+			want := []string{m2.Shards[0].Name, storage.SuccessName}
+			slices.Sort(want)
+			if got := listing(t, out); !slices.Equal(got, want) {
+				t.Errorf("after the overwrite the release holds %q, want %q", got, want)
 			}
 		})
 	}
 }
 
-// TestLocalOverwriteKeepsOldOnFailure: a local overwrite whose new release
-// cannot be moved in puts the old release back whole, and a successful one
-// leaves no replaced copy beside the output.
-func TestLocalOverwriteKeepsOldOnFailure(t *testing.T) {
+// TestRefusals: every plan that could lose data, read a release as input
+// or leave an output half-written is refused before anything is made.
+func TestRefusals(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	out := storage.Join(root, "out")
-	if _, _, err := release.Publish(ctx, release.PublishParams{Staged: stage(t, root, "s1", 2), Output: out, RunID: "run1"}); err != nil {
+	dir := t.TempDir()
+	inDir := filepath.Join(dir, "in")
+	os.MkdirAll(inDir, 0o755)
+	in := filepath.Join(inDir, "a.parquet")
+	m := matrix.New(0, 0)
+	m.Append("u", []uint32{1})
+	matrix.WriteMatrix(in, m, matrix.WriterOptions{})
+	notRelease := filepath.Join(dir, "plain.parquet")
+	matrix.WriteMatrix(notRelease, m, matrix.WriterOptions{})
+	aRelease := filepath.Join(dir, "release.parquet")
+	matrix.WriteMatrix(aRelease, m, matrix.WriterOptions{Metadata: FileMetadata(nil)})
+	busy := filepath.Join(dir, "busy")
+	os.MkdirAll(busy, 0o755)
+	os.WriteFile(filepath.Join(busy, "notes.txt"), []byte("mine"), 0o644)
+	report := filepath.Join(dir, "report.json")
+	os.WriteFile(report, []byte(`{"k": 8, "published": true}`), 0o644)
+	failed := filepath.Join(dir, "failed.json")
+	os.WriteFile(failed, []byte(`{"k": 8, "published": false}`), 0o644)
+	key := filepath.Join(dir, "old.key")
+	os.WriteFile(key, []byte("x"), 0o600)
+
+	dirRel := func(spec, out string) Plan {
+		return Plan{InputSpec: spec, InputFiles: []string{in}, Output: out, Dir: true, RunID: "r"}
+	}
+	file := func(spec, out string) Plan { return Plan{InputSpec: spec, InputFiles: []string{in}, Output: out} }
+	with := func(p Plan, f func(*Plan)) Plan { f(&p); return p }
+	for _, c := range []struct {
+		name string
+		plan Plan
+		want string
+	}{
+		{"output is the input", file(in, in), "is an input file"},
+		{"output dir holds the input", dirRel(inDir, inDir), "holds the input file"},
+		{"output dir above the input", with(dirRel(in, dir), func(p *Plan) { p.Overwrite = true }), "holds the input file"},
+		{"release file in the input dir", file(inDir, filepath.Join(inDir, "r1.parquet")), "would read the release as input"},
+		{"release file matching the input glob", file(inDir+"/*.parquet", filepath.Join(inDir, "r.parquet")), "would read the release as input"},
+		{"shards matching the input glob", dirRel(dir+"/*/*.parquet", filepath.Join(dir, "rel")), "would read the release as input"},
+		{"glob in the output", dirRel(in, filepath.Join(dir, "r*")), "glob character"},
+		{"glob in the report", with(dirRel(in, filepath.Join(dir, "rel")), func(p *Plan) { p.Report = dir + "/[ab].json" }), "glob character"},
+		{"report is the output", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.Report = filepath.Join(dir, "o.parquet") }), "are both"},
+		{"key is the output", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.KeyOut = filepath.Join(dir, "o.parquet") }), "are both"},
+		{"report inside the release", with(dirRel(in, filepath.Join(dir, "rel")), func(p *Plan) { p.Report = filepath.Join(dir, "rel", "r.json") }), "inside the release"},
+		{"key on a bucket", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.KeyOut = "gs://b/k" }), "local file only"},
+		{"bad run id", dirRel(in, filepath.Join(dir, "rel2")), ""},
+		{"run id climbing out", with(dirRel(in, filepath.Join(dir, "rel2")), func(p *Plan) { p.RunID = "a/../../x" }), "run id"},
+		{"run id with a newline", with(dirRel(in, filepath.Join(dir, "rel2")), func(p *Plan) { p.RunID = "a\nb" }), "run id"},
+		{"control character in the output", file(in, filepath.Join(dir, "a\nb.parquet")), "control character"},
+		{"directory release onto a file", dirRel(in, notRelease), "is a file: run writes a release directory"},
+		{"non-empty output", dirRel(in, busy), "is not empty (notes.txt)"},
+		{"non-empty output with overwrite", with(dirRel(in, busy), func(p *Plan) { p.Overwrite = true }), "deletes nothing else"},
+		{"existing file", file(in, notRelease), "exists (pass --overwrite"},
+		{"existing non-release with overwrite", with(file(in, notRelease), func(p *Plan) { p.Overwrite = true }), "not a release"},
+		{"existing report", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.Report = report }), "--metrics_out " + report + " exists"},
+		{"existing key", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.KeyOut = key }), "never overwritten"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := listing(t, dir)
+			r, err := Begin(ctx, c.plan, nil)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				r.Abandon()
+				return
+			}
+			if err == nil {
+				r.Abandon()
+				t.Fatalf("accepted, want %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) || !errors.As(err, new(*PlanError)) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%v, want one line with %q", err, c.want)
+			}
+			if after := listing(t, dir); !slices.Equal(before, after) {
+				t.Errorf("a refused plan changed the directory: %q -> %q", before, after)
+			}
+		})
+	}
+	// What may be replaced is: a release with --overwrite, a failed run's
+	// report without it.
+	for _, p := range []Plan{
+		with(file(in, aRelease), func(p *Plan) { p.Overwrite = true }),
+		with(file(in, filepath.Join(dir, "o2.parquet")), func(p *Plan) { p.Report = failed }),
+	} {
+		r, err := Begin(ctx, p, nil)
+		if err != nil {
+			t.Errorf("%+v: %v", p, err)
+			continue
+		}
+		r.Abandon()
+	}
+}
+
+// TestConcurrentPublish: runs that race for one output publish exactly
+// one release, never a mix; the losers publish nothing, save no key and
+// leave nothing.
+func TestConcurrentPublish(t *testing.T) {
+	ctx := context.Background()
+	for _, store := range stores {
+		for _, sameID := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/same_id=%v", store, sameID), func(t *testing.T) {
+				in, out := testInput(t), storage.Join(root(t, store), "rel")
+				keyDir := t.TempDir()
+				const n = 4
+				runs := make([]*Run, n)
+				reps := make([]*smoothanonpb.RunReport, n)
+				for i := range n {
+					id := "night"
+					if !sameID {
+						id = fmt.Sprintf("run%d", i)
+					}
+					p := dirPlan(in, out, id)
+					p.KeyOut = filepath.Join(keyDir, fmt.Sprintf("k%d", i))
+					r, err := Begin(ctx, p, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					runs[i], reps[i] = r, fakeJob(t, r, rowsOf(fmt.Sprintf("r%d-", i), 5+i), 2)
+				}
+				errs := make([]error, n)
+				var wg sync.WaitGroup
+				for i := range n {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						_, errs[i] = runs[i].Finish(Outcome{Report: reps[i], Key: mustKey(t)})
+					}()
+				}
+				wg.Wait()
+				winner := -1
+				for i, err := range errs {
+					if err == nil {
+						if winner >= 0 {
+							t.Fatalf("runs %d and %d both published", winner, i)
+						}
+						winner = i
+					} else if !errors.As(err, new(*LostRaceError)) {
+						t.Errorf("run %d: %v, want LostRaceError", i, err)
+					}
+				}
+				if winner < 0 {
+					t.Fatal("no run published")
+				}
+				m, err := storage.ReadManifest(ctx, out)
+				if err != nil || m.TotalRows != int64(5+winner) {
+					t.Fatalf("manifest %+v %v, want run %d's %d rows", m, err, winner, 5+winner)
+				}
+				want := []string{storage.SuccessName}
+				for _, s := range m.Shards {
+					want = append(want, s.Name)
+					if tok, _ := shardToken(s.Name); tok != runs[winner].Token() {
+						t.Errorf("shard %s is not the winner's", s.Name)
+					}
+				}
+				slices.Sort(want)
+				if got := listing(t, out); !slices.Equal(got, want) {
+					t.Errorf("output holds %q, want only the winner's %q", got, want)
+				}
+				keys, _ := filepath.Glob(filepath.Join(keyDir, "*"))
+				hidden, _ := filepath.Glob(filepath.Join(keyDir, ".*"))
+				if len(keys) != 1 || keys[0] != filepath.Join(keyDir, fmt.Sprintf("k%d", winner)) || len(hidden) != 0 {
+					t.Errorf("keys %q %q, want only the winner's", keys, hidden)
+				}
+				if left := siblings(t, out); len(left) != 0 {
+					t.Errorf("left beside the release: %q", left)
+				}
+			})
+		}
+	}
+}
+
+// TestNothingPublished: an invalid release, a failed job and a signal
+// publish nothing, save no key, and report why.
+func TestNothingPublished(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		want func(error) bool
+		run  func(t *testing.T, r *Run) Outcome
+	}{
+		{"invalid", func(err error) bool { return errors.Is(err, ErrVerification) }, func(t *testing.T, r *Run) Outcome {
+			rep := fakeJob(t, r, rowsOf("a", 4), 1)
+			rep.Valid = false
+			return Outcome{Report: rep}
+		}},
+		{"job failed", func(err error) bool { return err != nil && strings.Contains(err.Error(), "boom") }, func(t *testing.T, r *Run) Outcome {
+			fakeJob(t, r, rowsOf("a", 4), 1)
+			return Outcome{Err: errors.New("boom")}
+		}},
+		{"SIGTERM", func(err error) bool {
+			var ie *InterruptedError
+			return errors.As(err, &ie) && ie.ExitCode() == 143
+		}, func(t *testing.T, r *Run) Outcome {
+			rep := fakeJob(t, r, rowsOf("a", 4), 1)
+			syscall.Kill(os.Getpid(), syscall.SIGTERM)
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("SIGTERM did not cancel the run")
+			}
+			return Outcome{Report: rep}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in, out := testInput(t), filepath.Join(t.TempDir(), "rel")
+			p := dirPlan(in, out, "n")
+			p.KeyOut, p.Report = filepath.Join(t.TempDir(), "k"), filepath.Join(t.TempDir(), "r.json")
+			r, err := Begin(ctx, p, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := c.run(t, r)
+			o.Key = mustKey(t)
+			rep, err := r.Finish(o)
+			if !c.want(err) {
+				t.Fatalf("finish: %v", err)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("output exists: %v", err)
+			}
+			if left := siblings(t, out); len(left) != 0 {
+				t.Errorf("left: %q", left)
+			}
+			if _, err := os.Stat(p.KeyOut); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("key saved for an unpublished release")
+			}
+			var got map[string]any
+			if b, err := os.ReadFile(p.Report); err != nil || json.Unmarshal(b, &got) != nil || got["published"] != false || got["not_published"] == "" {
+				t.Errorf("report %v (%v); want published false and why", got, err)
+			}
+			if rep.Published {
+				t.Error("report says published")
+			}
+		})
+	}
+}
+
+// TestSingleFile: a single-file release is ordered by user id whatever
+// the order it is handed in, marked, and claimed like a directory.
+func TestSingleFile(t *testing.T) {
+	ctx := context.Background()
+	for _, store := range stores {
+		t.Run(store, func(t *testing.T) {
+			in, out := testInput(t), storage.Join(root(t, store), "out.parquet")
+			rows := rowsOf("x", 50)
+			rev := matrix.New(0, 0)
+			for i := rows.NumRows() - 1; i >= 0; i-- {
+				rev.Append(rows.Users[i], rows.Row(i))
+			}
+			key := mustKey(t)
+			publish := func(p Plan) error {
+				r, err := Begin(ctx, p, nil)
+				if err != nil {
+					return err
+				}
+				_, err = r.Finish(Outcome{Report: &smoothanonpb.RunReport{Valid: true, Rows: 50}, Release: rev, Key: key})
+				return err
+			}
+			if err := publish(Plan{InputSpec: in, InputFiles: []string{in}, Output: out}); err != nil {
+				t.Fatal(err)
+			}
+			f, err := matrix.OpenFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var users []string
+			f.ReadAll(func(u string, _ []uint32) error { users = append(users, u); return nil })
+			v, _ := f.Metadata(matrix.MetaRelease)
+			fp, _ := f.Metadata(matrix.MetaKeyFingerprint)
+			f.Close()
+			if !slices.IsSorted(users) || len(users) != 50 {
+				t.Errorf("release rows not in id order: %q", users[:5])
+			}
+			if v != matrix.ReleaseFormat || fp != key.Fingerprint() {
+				t.Errorf("metadata release=%q fingerprint=%q", v, fp)
+			}
+			if err := publish(Plan{InputSpec: in, InputFiles: []string{in}, Output: out}); err == nil || !strings.Contains(err.Error(), "exists (pass --overwrite") {
+				t.Errorf("second publish without overwrite: %v", err)
+			}
+			if err := publish(Plan{InputSpec: in, InputFiles: []string{in}, Output: out, Overwrite: true}); err != nil {
+				t.Errorf("overwrite of a release: %v", err)
+			}
+			if left := siblings(t, out); len(left) != 0 {
+				t.Errorf("left beside the release: %q", left)
+			}
+		})
+	}
+}
+
+// TestStaleBucketLease: a bucket staging whose lease expired is removed by
+// the next run; one being renewed is not; a run whose lease was broken
+// stops.
+func TestStaleBucketLease(t *testing.T) {
+	old := leaseTTL
+	leaseTTL = 2 * time.Second
+	t.Cleanup(func() { leaseTTL = old })
+	ctx := context.Background()
+	in, out := testInput(t), storage.Join(root(t, "gs"), "rel")
+	live, err := Begin(ctx, dirPlan(in, out, "live"), nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	// A staged directory that vanishes after its manifest is taken makes
-	// the rename fail: simulate it with a staged path that is a file's child.
-	staged := stage(t, root, "s2", 1)
-	bad := release.PublishParams{Staged: staged, Output: out, RunID: "run2", Overwrite: true}
-	if err := os.Chmod(root, 0o555); err != nil {
+	dead, err := Begin(ctx, dirPlan(in, out, "dead"), nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := release.Publish(ctx, bad)
-	os.Chmod(root, 0o755)
-	if os.Geteuid() != 0 && err == nil {
-		t.Fatal("publish into a read-only parent succeeded")
-	}
-	if m, merr := storage.ReadManifest(ctx, out); merr != nil || (err != nil && m.RunID != "run1") {
-		t.Fatalf("after a failed overwrite: manifest %v, %v (publish error %v)", m, merr, err)
-	}
-	if _, _, err := release.Publish(ctx, release.PublishParams{Staged: stage(t, root, "s3", 1), Output: out, RunID: "run3", Overwrite: true}); err != nil {
+	dead.lease.release() // stops renewing, as a killed run does
+	time.Sleep(3 * time.Second)
+	removed, err := sweepDir(ctx, out)
+	if err != nil {
 		t.Fatal(err)
 	}
-	left, _ := filepath.Glob(out + ".replaced-*")
-	if len(left) != 0 {
-		t.Fatalf("replaced release left beside the output: %q", left)
+	if len(removed) != 1 || removed[0] != dead.Staging() {
+		t.Errorf("removed %q, want only the dead run's staging %s", removed, dead.Staging())
 	}
-	if m, err := storage.ReadManifest(ctx, out); err != nil || m.RunID != "run3" {
-		t.Fatalf("manifest after overwrite: %v, %v", m, err)
+	if live.Context().Err() != nil {
+		t.Fatalf("the live run stopped: %v", context.Cause(live.Context()))
+	}
+	// Break the live run's lease behind its back: its next renewal stops it.
+	b, _ := json.Marshal(leaseInfo{Token: "someone-else"})
+	if err := storage.WriteFile(ctx, storage.Join(live.Staging(), leaseName), b); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-live.Context().Done():
+		if !errors.Is(context.Cause(live.Context()), errLeaseLost) {
+			t.Errorf("stopped by %v", context.Cause(live.Context()))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a run whose lease was taken went on")
+	}
+	if _, err := live.Finish(Outcome{Report: fakeJob(t, live, rowsOf("a", 3), 1)}); !errors.Is(err, errLeaseLost) {
+		t.Errorf("finish after losing the lease: %v", err)
+	}
+	if _, err := storage.ReadManifest(ctx, out); !errors.Is(err, storage.ErrNotRelease) {
+		t.Errorf("a run that lost its lease published: %v", err)
 	}
 }

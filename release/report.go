@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -13,7 +14,8 @@ import (
 )
 
 // MarshalReport is the bytes WriteReport writes: indented protojson with
-// every field.
+// every field. It is the form a job hands its report to the launcher in
+// (StagedReport), not the one commands write (EncodeReport).
 func MarshalReport(rep *smoothanonpb.RunReport) ([]byte, error) {
 	b, err := protojson.MarshalOptions{Multiline: true, EmitUnpopulated: true}.Marshal(rep)
 	if err != nil {
@@ -47,4 +49,30 @@ func ReadReport(ctx context.Context, uri string) (*smoothanonpb.RunReport, error
 		return nil, fmt.Errorf("%s: %w", uri, err)
 	}
 	return rep, nil
+}
+
+// EncodeReport is the run report as commands write it (--metrics_out):
+// protojson with the proto field names and every field, indented.
+func EncodeReport(rep *smoothanonpb.RunReport) ([]byte, error) {
+	b, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true, EmitDefaultValues: true}.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// writeReport writes the encoded report b to path: "" nowhere, "-"
+// stdout, else a file or object, atomically.
+func writeReport(ctx context.Context, path string, b []byte, stdout io.Writer) error {
+	switch path {
+	case "":
+		return nil
+	case "-":
+		_, err := stdout.Write(b)
+		return err
+	}
+	if err := storage.WriteFile(ctx, path, b); err != nil {
+		return fmt.Errorf("--metrics_out %w", err)
+	}
+	return nil
 }

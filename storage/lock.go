@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,6 +41,11 @@ func LockFile(path string, data []byte) (*Lock, error) {
 		os.Remove(path)
 		return nil, &os.PathError{Op: "write", Path: path, Err: err}
 	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, &os.PathError{Op: "sync", Path: path, Err: err}
+	}
 	return &Lock{f: f}, nil
 }
 
@@ -71,4 +78,36 @@ func IsLive(path string) (bool, error) {
 		return true, nil
 	}
 	return false, fmt.Errorf("%s: %w", path, err)
+}
+
+// newInfix marks a file that CreateLocked has made but not yet locked
+// and named; no sweep ever matches it.
+const newInfix = ".new-"
+
+// CreateLocked creates a new file named prefix + a random suffix in the
+// local directory dir and returns it open for writing, with its name.
+// The file appears under that name only once it holds an exclusive flock
+// (it is created under another name, locked, then renamed), so a sweep
+// that finds a file of that prefix unlocked knows its writer is gone.
+func CreateLocked(dir, prefix string) (*os.File, string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, newInfix+"*")
+	if err != nil {
+		return nil, "", err
+	}
+	if err := flockNB(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, "", err
+	}
+	_, suffix, _ := strings.Cut(filepath.Base(f.Name()), newInfix)
+	name := filepath.Join(dir, prefix+suffix)
+	if err := os.Rename(f.Name(), name); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, "", err
+	}
+	return f, name, nil
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // castagnoli is the CRC-32C table, the checksum GCS and S3 keep.
@@ -25,12 +24,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // exclusive flock while it is written, so a sweep can tell the temporaries
 // of a dead process (lock free) from a live one's (IsLive).
 type Writer struct {
-	ctx  context.Context
-	uri  string
-	tmp  *os.File
-	crc  uint32
-	size int64
-	done bool
+	ctx     context.Context
+	uri     string
+	tmp     *os.File
+	tmpName string
+	crc     uint32
+	size    int64
+	done    bool
 }
 
 // TempPrefix is the name prefix of the temporary files a local write of
@@ -46,41 +46,32 @@ func Create(ctx context.Context, uri string) (*Writer, error) {
 	if err := CheckName(uri); err != nil {
 		return nil, err
 	}
-	var tmp *os.File
-	var err error
 	if IsLocal(uri) {
 		dir, base := filepath.Split(uri)
-		if dir == "" {
-			dir = "."
-		}
-		tmp, err = os.CreateTemp(dir, TempPrefix(base)+"*")
+		tmp, name, err := CreateLocked(dir, TempPrefix(base))
 		if err == nil {
 			// CreateTemp makes 0600 files; outputs are meant to be shared.
 			if err = tmp.Chmod(0o644); err != nil {
 				tmp.Close()
-				os.Remove(tmp.Name())
+				os.Remove(name)
 			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", uri, err)
 		}
-	} else {
-		if _, key, err := bucketKey(uri); err == nil && (key == "" || key[len(key)-1] == '/') {
-			return nil, &Error{URI: uri, Err: fmt.Errorf("not an object name")}
-		}
-		if err := checkStore(ctx, uri); err != nil {
-			return nil, err
-		}
-		if tmp, err = os.CreateTemp("", SpoolPrefix+"*"); err != nil {
-			return nil, &Error{URI: uri, Err: fmt.Errorf("spooling the upload: %w", err)}
-		}
+		return &Writer{ctx: ctx, uri: uri, tmp: tmp, tmpName: name}, nil
 	}
-	if err := flockNB(tmp); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return nil, fmt.Errorf("%s: %w", uri, err)
+	if _, key, err := bucketKey(uri); err == nil && (key == "" || key[len(key)-1] == '/') {
+		return nil, &Error{URI: uri, Err: fmt.Errorf("not an object name")}
 	}
-	return &Writer{ctx: ctx, uri: uri, tmp: tmp}, nil
+	if err := checkStore(ctx, uri); err != nil {
+		return nil, err
+	}
+	tmp, name, err := CreateLocked(os.TempDir(), SpoolPrefix)
+	if err != nil {
+		return nil, &Error{URI: uri, Err: fmt.Errorf("spooling the upload: %w", err)}
+	}
+	return &Writer{ctx: ctx, uri: uri, tmp: tmp, tmpName: name}, nil
 }
 
 // Write appends p.
@@ -108,7 +99,7 @@ func (w *Writer) Commit(c Cond) error {
 		return fmt.Errorf("%s: writer already closed", w.uri)
 	}
 	w.done = true
-	defer os.Remove(w.tmp.Name())
+	defer os.Remove(w.tmpName)
 	if err := c.check(); err != nil {
 		w.tmp.Close()
 		return &Error{URI: w.uri, Err: err}
@@ -119,7 +110,7 @@ func (w *Writer) Commit(c Cond) error {
 			err = cerr
 		}
 		if err == nil {
-			err = commitLocal(w.tmp.Name(), w.uri, c)
+			err = commitLocal(w.tmpName, w.uri, c)
 		}
 		if errors.Is(err, ErrConflict) {
 			return &Error{URI: w.uri, Err: err}
@@ -143,7 +134,7 @@ func (w *Writer) Abort() {
 	}
 	w.done = true
 	w.tmp.Close()
-	os.Remove(w.tmp.Name())
+	os.Remove(w.tmpName)
 }
 
 // upload copies the size bytes of f, whose CRC-32C is crc, to the object
@@ -183,10 +174,4 @@ func upload(ctx context.Context, uri string, f *os.File, size int64, crc uint32,
 // WriteFile writes data to uri atomically.
 func WriteFile(ctx context.Context, uri string, data []byte) error {
 	return Put(ctx, uri, data, Cond{})
-}
-
-// isTempName reports whether base is the name of a Writer's temporary
-// file for the local file named target.
-func isTempName(base, target string) bool {
-	return strings.HasPrefix(base, TempPrefix(target))
 }

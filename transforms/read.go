@@ -39,7 +39,7 @@ func Read(s beam.Scope, files beam.PCollection) beam.PCollection {
 func expandRowGroups(file string, emit func(RowGroup)) error {
 	f, err := matrix.OpenFile(file)
 	if err != nil {
-		return err
+		return markJobError(err)
 	}
 	defer f.Close()
 	for g := 0; g < f.NumRowGroups(); g++ {
@@ -53,7 +53,7 @@ type readRowGroupFn struct{}
 func (fn *readRowGroupFn) ProcessElement(ctx context.Context, g RowGroup, emit func(matrix.Matrix)) error {
 	f, err := matrix.OpenFile(g.File)
 	if err != nil {
-		return err
+		return markJobError(err)
 	}
 	defer f.Close()
 	b := emptyMatrix()
@@ -69,7 +69,7 @@ func (fn *readRowGroupFn) ProcessElement(ctx context.Context, g RowGroup, emit f
 		return nil
 	})
 	if err != nil {
-		return err
+		return markJobError(err)
 	}
 	if b.NumRows() > 0 {
 		rowsRead.Inc(ctx, int64(b.NumRows()))

@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -66,6 +67,10 @@ type ChunkStat struct {
 	ClusterSizes Dist
 	Seconds      float64
 	FacilityCost float64
+	// DuplicateUsers counts the chunk's repeated user ids, DuplicateIDs
+	// lists some; a chunk with any is not solved and releases nothing.
+	DuplicateUsers int64
+	DuplicateIDs   []string
 }
 
 var (
@@ -190,6 +195,14 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*C
 	rows := m.NumRows()
 	start := time.Now()
 	res, err := solver.Solve(ctx, m, fn.solverParams(ChunkSeed(fn.Seed, chunk)))
+	var dup *matrix.DuplicateUserError
+	if errors.As(err, &dup) {
+		// Bad input, not a failed job: the report says so and the
+		// launcher names the rows (release.Outcome).
+		n, ids := duplicateIDs(m.Users)
+		emitStat(ChunkStat{Chunk: chunk, Rows: int64(rows), DuplicateUsers: n, DuplicateIDs: ids})
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("chunk %d (%d rows): %w", chunk, rows, err)
 	}
@@ -233,6 +246,24 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*C
 	rowsSolved.Inc(ctx, int64(rows))
 	releaseEntries.Inc(ctx, rel.NumEntries())
 	return nil
+}
+
+// duplicateIDs counts the repeated ids of users (each repeat once) and
+// returns up to MaxProblems of them, sorted.
+func duplicateIDs(users []string) (int64, []string) {
+	sorted := slices.Clone(users)
+	slices.Sort(sorted)
+	var n int64
+	var ids []string
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			n++
+			if len(ids) < MaxProblems && (len(ids) == 0 || ids[len(ids)-1] != sorted[i]) {
+				ids = append(ids, sorted[i])
+			}
+		}
+	}
+	return n, ids
 }
 
 // solverParams are the solver's parameters for a solve seeded seed.

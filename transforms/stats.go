@@ -1,6 +1,8 @@
 package transforms
 
 import (
+	"cmp"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -62,7 +64,7 @@ func (d Dist) Proto() *smoothanonpb.Distribution {
 const MaxProblems = 20
 
 // Stats is the job-wide aggregate that Verify, Solve and Write feed and
-// Publish judges. Every field merges by addition (or min/max/union), so the
+// Report judges. Every field merges by addition (or min/max/union), so the
 // result is independent of bundling.
 type Stats struct {
 	// InputRows is the number of rows read (CountRows).
@@ -87,12 +89,34 @@ type Stats struct {
 	PoolKeptGain, PoolCreatedGain  int64
 	// From the shards (Write).
 	RowsWritten, DuplicateUsers int64
-	Shards                      []int64 // ids of shards written, sorted
-	ShardCount                  int64   // total number of shards expected
+	ShardFiles                  []ShardFile // shards written, sorted by ID
+	ShardCount                  int64       // total number of shards expected
+	// DuplicateIDs are repeated user ids as the job saw them (pseudonyms,
+	// or the ids when kept), sorted, at most MaxProblems: the launcher
+	// finds their rows in the input (Solve, Write).
+	DuplicateIDs []string
 	// Problems are sample problem lines, sorted, at most MaxProblems.
 	Problems []string
 	// MoreProblems counts problem lines beyond Problems.
 	MoreProblems int64
+}
+
+// ShardFile is one shard Write wrote: its index, rows, bytes and the
+// CRC-32C of its bytes.
+type ShardFile struct {
+	ID, Rows, Size int64
+	CRC32C         uint32
+}
+
+// mergeIDs is the sorted union of a and b, at most MaxProblems long.
+func mergeIDs(a, b []string) []string {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > MaxProblems {
+		out = out[:MaxProblems]
+	}
+	return out
 }
 
 func (s *Stats) problem(line string) {
@@ -137,9 +161,12 @@ func mergeStats(a, b Stats) Stats {
 	a.PoolCreatedGain += b.PoolCreatedGain
 	a.RowsWritten += b.RowsWritten
 	a.DuplicateUsers += b.DuplicateUsers
-	if len(b.Shards) > 0 {
-		a.Shards = append(slices.Clone(a.Shards), b.Shards...)
-		slices.Sort(a.Shards)
+	if len(b.ShardFiles) > 0 {
+		a.ShardFiles = append(slices.Clone(a.ShardFiles), b.ShardFiles...)
+		slices.SortFunc(a.ShardFiles, func(x, y ShardFile) int { return cmp.Compare(x.ID, y.ID) })
+	}
+	if len(b.DuplicateIDs) > 0 {
+		a.DuplicateIDs = mergeIDs(a.DuplicateIDs, b.DuplicateIDs)
 	}
 	a.ShardCount = max(a.ShardCount, b.ShardCount)
 	a.MoreProblems += b.MoreProblems
@@ -180,7 +207,10 @@ func blockRows(b matrix.Matrix) int { return b.NumRows() }
 // chunkStats turns one chunk's solve into Stats.
 func chunkStats(c ChunkStat) Stats {
 	st := Stats{Chunks: 1, Clusters: c.Clusters, ClusterSize: c.ClusterSizes, SolveSeconds: c.Seconds,
-		MaxChunkSeconds: c.Seconds, FacilityCost: c.FacilityCost}
+		MaxChunkSeconds: c.Seconds, FacilityCost: c.FacilityCost, DuplicateUsers: c.DuplicateUsers, DuplicateIDs: c.DuplicateIDs}
+	if c.DuplicateUsers > 0 {
+		st.problem(fmt.Sprintf("chunk %d: %d repeated user ids", c.Chunk, c.DuplicateUsers))
+	}
 	st.ChunkRows.Add(c.Rows)
 	return st
 }

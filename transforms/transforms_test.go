@@ -42,11 +42,9 @@ func TestCheckParams(t *testing.T) {
 		{"write scratch is dir", checkWriteParams(WriteParams{Dir: "a/rel", Rows: 1, Scratch: "a/rel/"}), "both a/rel"},
 		{"verify ok", checkVerifyParams(VerifyParams{K: 2}), ""},
 		{"verify k", checkVerifyParams(VerifyParams{K: 0}), "0"},
-		{"publish ok", checkPublishParams(PublishParams{Staging: "s", Output: "o", RunID: "r", K: 2}), ""},
-		{"publish staging", checkPublishParams(PublishParams{Output: "o", RunID: "r", K: 2}), "no staging"},
-		{"publish output", checkPublishParams(PublishParams{Staging: "s", RunID: "r", K: 2}), "no output"},
-		{"publish run id", checkPublishParams(PublishParams{Staging: "s", Output: "o", K: 2}), "no run id"},
-		{"publish same", checkPublishParams(PublishParams{Staging: "a/o", Output: "a/./o", RunID: "r", K: 2}), "both"},
+		{"report ok", checkReportParams(ReportParams{Staging: "s", K: 2}), ""},
+		{"report staging", checkReportParams(ReportParams{K: 2}), "no staging"},
+		{"report k", checkReportParams(ReportParams{Staging: "s", K: -1}), "-1"},
 		{"solve ok", checkSolveParams(SolveParams{K: 4}), ""},
 		{"solve workers", checkSolveParams(SolveParams{K: 4, Workers: -1}), "workers -1"},
 		{"solve search", checkSolveParams(SolveParams{K: 4, Search: 9}), "invalid search 9"},
@@ -240,12 +238,12 @@ func TestBuildReport(t *testing.T) {
 }
 
 func TestMergeStatsOrderFree(t *testing.T) {
-	a := Stats{Rows: 1, Shards: []int64{3}, Problems: []string{"b"}}
+	a := Stats{Rows: 1, ShardFiles: []ShardFile{{ID: 3}}, Problems: []string{"b"}, DuplicateIDs: []string{"x", "z"}}
 	a.ChunkRows.Add(5)
-	b := Stats{Rows: 2, Shards: []int64{1}, Problems: []string{"a"}}
+	b := Stats{Rows: 2, ShardFiles: []ShardFile{{ID: 1}}, Problems: []string{"a"}, DuplicateIDs: []string{"y", "x"}}
 	b.ChunkRows.Add(7)
 	x, y := mergeStats(a, b), mergeStats(b, a)
-	if !reflect.DeepEqual(x, y) || x.Rows != 3 || !reflect.DeepEqual(x.Shards, []int64{1, 3}) || x.ChunkRows.Min != 5 || x.ChunkRows.Max != 7 {
+	if !reflect.DeepEqual(x, y) || x.Rows != 3 || !reflect.DeepEqual(x.ShardFiles, []ShardFile{{ID: 1}, {ID: 3}}) || !reflect.DeepEqual(x.DuplicateIDs, []string{"x", "y", "z"}) || x.ChunkRows.Min != 5 || x.ChunkRows.Max != 7 {
 		t.Errorf("mergeStats not symmetric: %+v vs %+v", x, y)
 	}
 	var many Stats

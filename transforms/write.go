@@ -19,9 +19,9 @@ const DefaultRowsPerShard = 1 << 20
 
 // WriteParams configure Write.
 type WriteParams struct {
-	// Dir is the directory the shards are written to (the staging
-	// directory; Publish moves it into place), local or a URI. Required; a
-	// local one must exist.
+	// Dir is the directory the shards are written to (the run's staging,
+	// release.StagedShards; the launcher publishes them), local or a URI.
+	// Required; a local one must exist.
 	Dir string
 	// Shards is the number of output files. Optional; default 0 = automatic,
 	// ceil(rows / RowsPerShard).
@@ -222,7 +222,7 @@ func (fn *writeGroupFn) ProcessElement(ctx context.Context, g int64, iter func(*
 		return err
 	}
 	if err := writeRun(ctx, fn.Params.Scratch, shard, run, m); err != nil {
-		return err
+		return markJobError(err)
 	}
 	emitRun(shard, run)
 	return nil
@@ -243,7 +243,7 @@ func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter fun
 	for _, run := range slices.Compact(runs) {
 		m, err := readRun(ctx, fn.Params.Scratch, shard, run)
 		if err != nil {
-			return err
+			return markJobError(err)
 		}
 		pieces = append(pieces, m)
 	}
@@ -256,32 +256,38 @@ func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter fun
 
 // writeShard writes rows (sorted by user id) as shard of n.
 func writeShard(ctx context.Context, p WriteParams, shard, n int64, rows *matrix.Matrix) (Stats, error) {
-	st := Stats{Shards: []int64{shard}, ShardCount: n}
-	for i := 1; i < rows.NumRows(); i++ {
-		if rows.Users[i] == rows.Users[i-1] {
-			st.DuplicateUsers++
-		}
-	}
+	st := Stats{ShardCount: n}
+	st.DuplicateUsers, st.DuplicateIDs = duplicateIDs(rows.Users)
 	if st.DuplicateUsers > 0 {
-		st.problem(fmt.Sprintf("shard %d: %d repeated user ids (merge them before anonymizing, e.g. with --dedupe=union at import)", shard, st.DuplicateUsers))
+		st.problem(fmt.Sprintf("shard %d: %d repeated user ids", shard, st.DuplicateUsers))
 	}
-	path := storage.Join(p.Dir, ShardName(shard, n))
-	w, err := matrix.Create(path, matrix.WriterOptions{RowGroupRows: p.RowGroupRows, Metadata: p.Metadata})
+	f, err := writeShardFile(storage.Join(p.Dir, ShardName(shard, n)), rows, matrix.WriterOptions{RowGroupRows: p.RowGroupRows, Metadata: p.Metadata})
 	if err != nil {
 		return st, err
+	}
+	f.ID = shard
+	st.ShardFiles = []ShardFile{f}
+	st.RowsWritten = f.Rows
+	shardRows.Update(ctx, st.RowsWritten)
+	return st, nil
+}
+
+// writeShardFile writes rows to path and describes the file written.
+func writeShardFile(path string, rows *matrix.Matrix, opts matrix.WriterOptions) (ShardFile, error) {
+	w, err := matrix.Create(path, opts)
+	if err != nil {
+		return ShardFile{}, markJobError(err)
 	}
 	for i, u := range rows.Users {
 		if err := w.Write(u, rows.Row(i)); err != nil {
 			w.Abort()
-			return st, err
+			return ShardFile{}, markJobError(err)
 		}
 	}
 	if err := w.Close(); err != nil {
-		return st, err
+		return ShardFile{}, markJobError(err)
 	}
-	st.RowsWritten = int64(rows.NumRows())
-	shardRows.Update(ctx, st.RowsWritten)
-	return st, nil
+	return ShardFile{Rows: int64(rows.NumRows()), Size: w.Size(), CRC32C: w.CRC32C()}, nil
 }
 
 // runPath is where run of shard is kept.
@@ -357,21 +363,19 @@ func gatherShard(iter func(*matrix.Matrix) bool) *matrix.Matrix {
 }
 
 // writeEmptyShards creates the shards of dir that received no rows, so
-// the release always holds files 0..n-1.
-func writeEmptyShards(dir string, written []int64, n int64, md map[string]string) error {
+// the release always holds files 0..n-1, and describes them.
+func writeEmptyShards(dir string, written []ShardFile, n int64, md map[string]string) ([]ShardFile, error) {
+	var out []ShardFile
 	for i := int64(0); i < n; i++ {
-		if _, ok := slices.BinarySearch(written, i); ok {
+		if slices.ContainsFunc(written, func(f ShardFile) bool { return f.ID == i }) {
 			continue
 		}
-		path := storage.Join(dir, ShardName(i, n))
-		if ok, err := storage.Exists(context.Background(), path); err != nil {
-			return err
-		} else if ok {
-			continue
+		f, err := writeShardFile(storage.Join(dir, ShardName(i, n)), matrix.New(0, 0), matrix.WriterOptions{Metadata: md})
+		if err != nil {
+			return nil, err
 		}
-		if err := matrix.WriteMatrix(path, matrix.New(0, 0), matrix.WriterOptions{Metadata: md}); err != nil {
-			return err
-		}
+		f.ID = i
+		out = append(out, f)
 	}
-	return nil
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -175,16 +176,23 @@ func TestWriteGroupRetry(t *testing.T) {
 	if len(files) != 1 || len(hidden) != 0 {
 		t.Errorf("dir holds %v %v, want the one shard", files, hidden)
 	}
-	if err := writeEmptyShards(dir, []int64{1}, 2, nil); err != nil {
+	empty, err := writeEmptyShards(dir, []ShardFile{{ID: 1}}, 2, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := matrix.OpenFile(filepath.Join(dir, ShardName(0, 2)))
+	path := filepath.Join(dir, ShardName(0, 2))
+	f, err := matrix.OpenFile(path)
 	if err != nil {
 		t.Fatalf("empty shard: %v", err)
 	}
 	defer f.Close()
 	if f.NumRows() != 0 {
 		t.Errorf("empty shard holds %d rows", f.NumRows())
+	}
+	b, _ := os.ReadFile(path)
+	want := ShardFile{ID: 0, Rows: 0, Size: int64(len(b)), CRC32C: crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli))}
+	if len(empty) != 1 || empty[0] != want {
+		t.Errorf("empty shards described as %+v, want [%+v]", empty, want)
 	}
 }
 

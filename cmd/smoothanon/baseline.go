@@ -10,7 +10,7 @@ import (
 	"github.com/smoothanon/smoothanon/baseline"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
-	"github.com/smoothanon/smoothanon/storage"
+	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -27,14 +27,17 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 	method := choiceFlag(fs, "method", "mondrian", baseline.ParseMethod,
 		"mondrian (k-anonymity by suppression; needs --k), rr_edge or rr_node (randomized response at epsilon-edge or epsilon-node differential privacy; needs --epsilon)")
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
-	output := fs.String("output", "", "release Parquet file, written atomically (required)")
+	output := fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)")
+	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced")
 	k := fs.Int("k", 0, "mondrian: smallest partition size (at least 2)")
 	epsilon := fs.Float64("epsilon", 0, "rr_*: privacy parameter (positive)")
 	seed := fs.Int64("seed", 0, "rr_*: random seed; same input and seed give the same release")
 	maxEntries := fs.Int64("max_entries", baseline.DefaultMaxEntries, "rr_*: refuse a release expected to hold more entries than this (0 = the default)")
-	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) to this file atomically; - for stdout")
+	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
 	quiet := fs.Bool("quiet", false, "no summary on stderr")
 	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union")
+	timeout := connectTimeoutFlag(fs)
+	ids := addUserIDFlags(fs, true)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -63,49 +66,62 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 			return usageErr("%v", err)
 		}
 	}
-	if files, err := matrix.ListFiles(*input); err == nil {
-		for _, f := range files {
-			if storage.Clean(f) == storage.Clean(*output) {
-				return usageErr("--output %s is an input file", *output)
-			}
-		}
+	setStoreTimeout(*timeout)
+	key, err := ids.resolve()
+	if err != nil {
+		return err
 	}
-
-	start := time.Now()
-	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe})
+	files, err := matrix.ListFiles(*input)
 	if err != nil {
 		return inputErr(err)
 	}
-	var res *baseline.Result
-	var r *smoothanonpb.RunReport
-	if mondrian {
-		if err := baseline.CheckMondrianParams(baseline.MondrianParams{K: *k}, in.NumRows()); err != nil {
-			return inputErr(fmt.Errorf("%s: %w", *input, err))
+	plan := release.Plan{InputSpec: *input, InputFiles: files, Output: *output, Overwrite: *overwrite,
+		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out}
+	warnUserIDs(stderr, "baseline", *ids.mode, ids.source(), derefKey(key))
+	start := time.Now()
+	var info *smoothanonpb.BaselineInfo
+	r, err := singleFile(plan, stderr, func(ctx context.Context) (release.Outcome, error) {
+		o := release.Outcome{Key: key}
+		in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe})
+		if err != nil {
+			return o, inputErr(err)
 		}
-		if res, err = baseline.Mondrian(context.Background(), in, baseline.MondrianParams{K: *k}); err != nil {
-			return inputErr(err)
+		if in, err = pseudonymize(in, key); err != nil {
+			return o, inputErr(fmt.Errorf("%s: %w", *input, err))
 		}
-		r, err = verify.Check(in, res.Release, verify.Params{K: *k, Mode: matrix.NonSmooth})
-	} else {
-		if res, err = baseline.RandomizedResponse(context.Background(), in, rr); err != nil {
-			return inputErr(err)
+		var res *baseline.Result
+		if mondrian {
+			if err := baseline.CheckMondrianParams(baseline.MondrianParams{K: *k}, in.NumRows()); err != nil {
+				return o, inputErr(fmt.Errorf("%s: %w", *input, err))
+			}
+			if res, err = baseline.Mondrian(ctx, in, baseline.MondrianParams{K: *k}); err != nil {
+				return o, inputErr(err)
+			}
+			o.Report, err = verify.Check(in, res.Release, verify.Params{K: *k, Mode: matrix.NonSmooth})
+		} else {
+			if res, err = baseline.RandomizedResponse(ctx, in, rr); err != nil {
+				return o, inputErr(err)
+			}
+			o.Report, err = verify.Measure(in, res.Release)
 		}
-		r, err = verify.Measure(in, res.Release)
-	}
+		if err != nil {
+			return o, err
+		}
+		o.Report.Baseline, info = res.Info, res.Info
+		o.Release = res.Release
+		return o, nil
+	})
+	problems(stderr, "baseline", r)
 	if err != nil {
-		return err
-	}
-	r.Baseline = res.Info
-	if err := writeRelease("baseline", res.Release, nil, r, *output, *metricsOut, stdout, stderr); err != nil {
-		return err
+		return exitFor(err, 2)
 	}
 	if !*quiet {
-		what := fmt.Sprintf("k=%d: %d partitions", *k, res.Info.Partitions)
+		what := fmt.Sprintf("k=%d: %d partitions", *k, info.GetPartitions())
 		if !mondrian {
-			what = fmt.Sprintf("epsilon=%g (p=%.4g over %d columns)", *epsilon, res.Info.FlipProbability, res.Info.Columns)
+			what = fmt.Sprintf("epsilon=%g (p=%.4g over %d columns)", *epsilon, info.GetFlipProbability(), info.GetColumns())
 		}
 		fmt.Fprintf(stderr, "smoothanon baseline: %s %s, %d rows, jaccard %.4f, suppressed %.4f, created %.4f, %.1fs -> %s\n",
-			*method, what, r.Rows, r.Jaccard, r.SuppressedFraction, r.CreatedFraction, time.Since(start).Seconds(), *output)
+			*method, what, r.Rows, r.Jaccard, r.SuppressedFraction, r.CreatedFraction, since(start), *output)
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func TestBaselineCommand(t *testing.T) {
 	m := writeSolveInput(t, in, 40)
 
 	out, metrics := filepath.Join(dir, "mondrian.parquet"), filepath.Join(dir, "mondrian.json")
-	code, _, stderr := runBaselineCLI("--method", "mondrian", "--input", in, "--output", out, "--k", "5", "--metrics_out", metrics)
+	code, _, stderr := runBaselineCLI("--method", "mondrian", "--input", in, "--output", out, "--k", "5", "--metrics_out", metrics, "--user_ids", "keep")
 	if code != 0 || !strings.Contains(stderr, "jaccard") {
 		t.Fatalf("mondrian: exit %d: %s", code, stderr)
 	}
@@ -62,7 +62,7 @@ func TestBaselineCommand(t *testing.T) {
 
 	for _, method := range []string{"rr_edge", "rr_node"} {
 		out, metrics := filepath.Join(dir, method+".parquet"), filepath.Join(dir, method+".json")
-		code, _, stderr := runBaselineCLI("--method", method, "--input", in, "--output", out, "--epsilon", "2", "--seed", "4", "--metrics_out", metrics)
+		code, _, stderr := runBaselineCLI("--method", method, "--input", in, "--output", out, "--epsilon", "2", "--seed", "4", "--metrics_out", metrics, "--user_ids", "keep")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", method, code, stderr)
 		}
@@ -93,7 +93,7 @@ func TestBaselineErrors(t *testing.T) {
 	}{
 		{[]string{"--output", out, "--k", "2"}, "missing --input"},
 		{[]string{"--input", in, "--k", "2"}, "missing --output"},
-		{[]string{"--input", in, "--output", out}, "--k = 0"},
+		{[]string{"--input", in, "--output", out}, "missing --k"},
 		{[]string{"--input", in, "--output", out, "--method", "laplace"}, `"laplace"`},
 		{[]string{"--input", in, "--output", out, "--k", "11"}, "k = 11 is larger than the number of rows (10)"},
 		{[]string{"--input", in, "--output", out, "--k", "2", "--epsilon", "1"}, "are for the rr methods"},

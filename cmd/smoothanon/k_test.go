@@ -32,6 +32,9 @@ func TestKBelowTwoRefused(t *testing.T) {
 					t.Fatalf("exit %d, want 2; stderr %q", code, stderr.String())
 				}
 				want := fmt.Sprintf("--k = %d, must be at least 2", k)
+				if k == 0 {
+					want = "missing --k"
+				}
 				if msg := stderr.String(); !strings.Contains(msg, want) || strings.Count(msg, "\n") != 1 {
 					t.Errorf("stderr %q, want one line containing %q", msg, want)
 				}

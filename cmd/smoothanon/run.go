@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/smoothanon/smoothanon/pipeline"
 	"github.com/smoothanon/smoothanon/pseudonym"
+	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/solver"
-	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/transforms"
 )
 
@@ -40,9 +39,9 @@ func addGlobalFlags(fs *flag.FlagSet) {
 func runRun(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", stderr)
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list; local or gs://, s3:// (required)")
-	output := fs.String("output", "", "release directory of sharded Parquet files, local or gs://, s3:// (required; must not exist or be empty)")
-	overwrite := fs.Bool("overwrite", false, "replace a non-empty --output or another run's release")
-	runID := fs.String("run_id", "", "id of this run, written into the release's _SUCCESS manifest; rerunning an id already published there does nothing (default: --date if given, else random)")
+	output := fs.String("output", "", "release directory of sharded Parquet files, local or gs://, s3:// (required; empty or missing, or holding a release with --overwrite)")
+	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; nothing else there is ever replaced or deleted")
+	runID := fs.String("run_id", "", "id of this run (A-Z a-z 0-9 . _ -), written into the release's _SUCCESS manifest; rerunning an id already published there does nothing (default: --date if given, else random)")
 	date := dateFlag(fs)
 	k := fs.Int("k", 0, "smallest class size (required, at least 2)")
 	mode := modeFlag(fs)
@@ -58,7 +57,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	beta := fs.Int("beta", solver.DefaultBeta, "solver beta")
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "solver restarts per chunk")
 	workers := fs.Int("workers", 0, "solver goroutines per chunk (0 = GOMAXPROCS, or 1 under --start mondrian: chunks then solve side by side); does not change the release")
-	metricsOut := fs.String("metrics_out", "", "write the run report with Beam metrics (JSON) here; - for stdout")
+	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
+	timeout := connectTimeoutFlag(fs)
 	ids := addUserIDFlags(fs, true)
 	addGlobalFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -77,36 +77,36 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if *runID == "" {
 		*runID = day
 	}
+	if *runID != "" {
+		if err := release.CheckRunID(*runID); err != nil {
+			return usageErr("--run_id: %v", err)
+		}
+	}
 	if *iterations < 1 {
 		return usageErr("--spectral_iterations=%d, want at least 1", *iterations)
+	}
+	if async := fs.Lookup("async"); async != nil && async.Value.String() == "true" {
+		return usageErr("--async: run waits for its job, then publishes, saves the key and writes the report; it cannot return at submission")
 	}
 	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, RunID: *runID, K: *k, Mode: *mode,
 		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: *variant, Search: *search, Beta: *beta, Restarts: *restarts,
 		Start: start.start, AutoStart: start.auto, Workers: *workers, Runner: runnerName(*runners.Runner), Key: *chunkKey,
-		SpectralIterations: *iterations, PoolShare: *poolShare}
+		SpectralIterations: *iterations, PoolShare: *poolShare, ConnectTimeout: *timeout,
+		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out, Date: day, Stderr: stderr}
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}
 	ctx := context.Background()
-	dry := fs.Lookup("dry_run") != nil && fs.Lookup("dry_run").Value.String() == "true"
-	// A rerun of a published run id (a nightly date run again) does
-	// nothing: it is decided before a key is loaded, drawn or saved, so
-	// the night keeps its one release and its one key.
-	if m, merr := storage.ReadManifest(ctx, p.Output); !dry && merr == nil && p.RunID != "" && m.RunID == p.RunID {
-		fmt.Fprintf(stderr, "smoothanon run: %s already holds the release of run %s; nothing to do\n", p.Output, p.RunID)
-		return nil
-	}
-	key, pseudo, err := ids.resolve()
+	key, err := ids.resolve()
 	if err != nil {
 		return err
 	}
-	if pseudo {
-		p.PseudonymKey = &key
-	}
+	p.PseudonymKey = key
+	dry := fs.Lookup("dry_run") != nil && fs.Lookup("dry_run").Value.String() == "true"
 	if dry {
 		// A printed or logged job graph (Dataflow logs it) must not carry
 		// the key; nothing runs, so nothing is saved either.
-		if pseudo {
+		if key != nil {
 			p.PseudonymKey = &pseudonym.Placeholder
 		}
 		if p.Runner != "dataflow" {
@@ -115,38 +115,34 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		_, err := pipeline.Run(ctx, p)
 		return runErr(err)
 	}
-	// The drawn key is saved before the job publishes, and removed again
-	// when the output holds no release of this run. On any other error
-	// reading the output the key is kept: it may belong to a published
-	// release.
-	undo, err := ids.saveKey(key, pseudo)
-	if err != nil {
-		return err
-	}
+	warnUserIDs(stderr, "run", *ids.mode, ids.source(), derefKey(key))
 	res, err := pipeline.Run(ctx, p)
-	if err != nil {
-		m, merr := storage.ReadManifest(ctx, p.Output)
-		if errors.Is(merr, storage.ErrNotRelease) || merr == nil && m.RunID != p.RunID {
-			undo()
-		}
-	}
 	if err == nil && res.AlreadyPublished {
-		undo() // a key drawn now belongs to no release
 		fmt.Fprintf(stderr, "smoothanon run: %s already holds the release of run %s; nothing to do\n", p.Output, res.RunID)
 		return nil
 	}
 	if res != nil && res.Report != nil {
-		annotate(res.Report, *ids.mode)
-		res.Report.Date = day
-		if werr := writeReport(*metricsOut, res.Report, stdout); werr != nil && err == nil {
-			err = werr
-		}
 		r := res.Report
-		fmt.Fprintf(stderr, "smoothanon run: %d rows in %d chunks on %s, %.1fs: valid=%v J=%.4f classes=%d suppressed=%d created=%d\n",
+		problems(stderr, "run", r)
+		fmt.Fprintf(stderr, "smoothanon run: %d rows in %d chunks on %s, %.1fs: valid=%v published=%v J=%.4f classes=%d suppressed=%d created=%d\n",
 			r.Rows, r.GetPipeline().GetChunks(), r.GetPipeline().GetRunner(), r.GetPipeline().GetSeconds(),
-			r.Valid, r.Jaccard, r.Classes, r.Suppressed, r.Created)
+			r.Valid, r.Published, r.Jaccard, r.Classes, r.Suppressed, r.Created)
 	}
 	return runErr(err)
+}
+
+// connectTimeoutFlag is --connect_timeout: how long an object store or a
+// job endpoint may take to answer.
+func connectTimeoutFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("connect_timeout", pipeline.DefaultConnectTimeout,
+		"how long an object store or job endpoint may take to answer before the command fails (one line naming it)")
+}
+
+func derefKey(k *pseudonym.Key) pseudonym.Key {
+	if k == nil {
+		return pseudonym.Key{}
+	}
+	return *k
 }
 
 // runnerAliases are the other names Beam registers for the runners the
@@ -165,17 +161,6 @@ func runnerName(r string) string {
 	return r
 }
 
-// runErr maps pipeline errors to exit codes: 2 input, 1 verification,
-// 3 anything else (the runner failed).
-func runErr(err error) error {
-	var ie *pipeline.InputError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ie):
-		return inputErr(err)
-	case errors.Is(err, pipeline.ErrVerification):
-		return &exitError{code: 1, err: err}
-	}
-	return &exitError{code: 3, err: err}
-}
+// runErr maps pipeline errors to exit codes (exitFor): anything of no
+// known class is the runner's, 3.
+func runErr(err error) error { return exitFor(err, 3) }

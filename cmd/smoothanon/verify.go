@@ -53,7 +53,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeReport("-", r, stdout); err != nil {
+	if err := printReport(stdout, r); err != nil {
 		return err
 	}
 	if !r.Valid {

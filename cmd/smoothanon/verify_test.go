@@ -107,7 +107,7 @@ func TestVerifyUsageErrors(t *testing.T) {
 	}{
 		{[]string{"verify", "--output", in, "--k", "2"}, "missing --input"},
 		{[]string{"verify", "--input", in, "--k", "2"}, "missing --output"},
-		{[]string{"verify", "--input", in, "--output", in}, "--k = 0"},
+		{[]string{"verify", "--input", in, "--output", in}, "missing --k"},
 		{[]string{"verify", "--input", in, "--output", in, "--k", "-2"}, "--k = -2"},
 		{[]string{"verify", "--input", in, "--output", in, "--k", "2", "--mode", "strict"}, `invalid mode "strict"`},
 		{[]string{"verify", "--input", in, "--output", in, "--k", "2", "--dedupe", "first"}, `invalid dedupe policy "first"`},

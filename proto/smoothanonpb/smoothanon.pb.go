@@ -708,12 +708,26 @@ type RunReport struct {
 	Checks []string `protobuf:"bytes,25,rep,name=checks,proto3" json:"checks,omitempty"`
 	// run --date: the day (YYYY-MM-DD, UTC) the run's paths were templated
 	// by; "" for a run without --date.
-	Date          string        `protobuf:"bytes,26,opt,name=date,proto3" json:"date,omitempty"`
-	Solve         *SolveInfo    `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
-	Pipeline      *PipelineInfo `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
-	Baseline      *BaselineInfo `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Date string `protobuf:"bytes,26,opt,name=date,proto3" json:"date,omitempty"`
+	// Whether this run published its release at output (run, solve,
+	// baseline). A report is written whether or not the run published.
+	Published bool `protobuf:"varint,27,opt,name=published,proto3" json:"published,omitempty"`
+	// Why nothing was published ("" when published): the release failed
+	// verification, the input was refused, the run was interrupted, another
+	// run published the output first, or the runner failed.
+	NotPublished string `protobuf:"bytes,28,opt,name=not_published,json=notPublished,proto3" json:"not_published,omitempty"`
+	// The run id written into a directory release's manifest (run only).
+	RunId string `protobuf:"bytes,29,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Where the release is (or would have been) published.
+	Output string `protobuf:"bytes,33,opt,name=output,proto3" json:"output,omitempty"`
+	// The pseudonym key's fingerprint (pseudonym.Key.Fingerprint; never the
+	// key): releases with one fingerprint join by id. "" for kept ids.
+	KeyFingerprint string        `protobuf:"bytes,34,opt,name=key_fingerprint,json=keyFingerprint,proto3" json:"key_fingerprint,omitempty"`
+	Solve          *SolveInfo    `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
+	Pipeline       *PipelineInfo `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	Baseline       *BaselineInfo `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RunReport) Reset() {
@@ -928,6 +942,41 @@ func (x *RunReport) GetDate() string {
 	return ""
 }
 
+func (x *RunReport) GetPublished() bool {
+	if x != nil {
+		return x.Published
+	}
+	return false
+}
+
+func (x *RunReport) GetNotPublished() string {
+	if x != nil {
+		return x.NotPublished
+	}
+	return ""
+}
+
+func (x *RunReport) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *RunReport) GetOutput() string {
+	if x != nil {
+		return x.Output
+	}
+	return ""
+}
+
+func (x *RunReport) GetKeyFingerprint() string {
+	if x != nil {
+		return x.KeyFingerprint
+	}
+	return ""
+}
+
 func (x *RunReport) GetSolve() *SolveInfo {
 	if x != nil {
 		return x.Solve
@@ -1021,7 +1070,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"partitions\x18\a \x01(\x03R\n" +
 	"partitions\x12B\n" +
 	"\x0epartition_size\x18\b \x01(\v2\x1b.smoothanon.v1.DistributionR\rpartitionSize\x12\x18\n" +
-	"\aseconds\x18\t \x01(\x01R\aseconds\"\xf9\a\n" +
+	"\aseconds\x18\t \x01(\x01R\aseconds\"\x94\t\n" +
 	"\tRunReport\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\f\n" +
 	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x12\n" +
@@ -1055,7 +1104,12 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x0flinkage_warning\x18\x17 \x01(\tR\x0elinkageWarning\x12'\n" +
 	"\x0fusers_unmatched\x18\x18 \x01(\bR\x0eusersUnmatched\x12\x16\n" +
 	"\x06checks\x18\x19 \x03(\tR\x06checks\x12\x12\n" +
-	"\x04date\x18\x1a \x01(\tR\x04date\x12.\n" +
+	"\x04date\x18\x1a \x01(\tR\x04date\x12\x1c\n" +
+	"\tpublished\x18\x1b \x01(\bR\tpublished\x12#\n" +
+	"\rnot_published\x18\x1c \x01(\tR\fnotPublished\x12\x15\n" +
+	"\x06run_id\x18\x1d \x01(\tR\x05runId\x12\x16\n" +
+	"\x06output\x18! \x01(\tR\x06output\x12'\n" +
+	"\x0fkey_fingerprint\x18\" \x01(\tR\x0ekeyFingerprint\x12.\n" +
 	"\x05solve\x18\x1e \x01(\v2\x18.smoothanon.v1.SolveInfoR\x05solve\x127\n" +
 	"\bpipeline\x18\x1f \x01(\v2\x1b.smoothanon.v1.PipelineInfoR\bpipeline\x127\n" +
 	"\bbaseline\x18  \x01(\v2\x1b.smoothanon.v1.BaselineInfoR\bbaselineB5Z3github.com/smoothanon/smoothanon/proto/smoothanonpbb\x06proto3"

@@ -1,9 +1,12 @@
 package transforms
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -17,32 +20,11 @@ import (
 	"github.com/smoothanon/smoothanon/verify"
 )
 
-// Staging layout: Publish expects Write to have written the shards to
-// StagingRelease(staging) and writes the report to StagingReport(staging).
-const (
-	stagingReleaseDir = "release"
-	stagingReportFile = "report.json"
-)
-
-// StagingRelease is the directory Write must fill for Publish.
-func StagingRelease(staging string) string { return storage.Join(staging, stagingReleaseDir) }
-
-// StagingReport is where Publish writes the RunReport (protojson).
-func StagingReport(staging string) string { return storage.Join(staging, stagingReportFile) }
-
-// PublishParams configure Publish.
-type PublishParams struct {
-	// Staging is the run's staging directory (local or a URI), on the same
-	// store as Output. Required.
+// ReportParams configure Report.
+type ReportParams struct {
+	// Staging is the run's staging directory (release.Run.Staging): Write
+	// wrote its shards into release.StagedShards(Staging). Required.
 	Staging string
-	// Output is the release directory. Required.
-	Output string
-	// RunID names the run in the release's manifest; a publish into an
-	// output holding this run's release is a no-op. Required.
-	RunID string
-	// Overwrite allows replacing another run's release or a non-empty
-	// Output. Optional; default false.
-	Overwrite bool
 	// K and Mode are what the release must satisfy. Required.
 	K    int
 	Mode matrix.Mode
@@ -51,56 +33,46 @@ type PublishParams struct {
 	// PoolShare is reported in PipelineInfo.Pool when > 0. Optional.
 	PoolShare float64
 	// Metadata is the Parquet key/value metadata of the empty shards
-	// Publish adds (as WriteParams.Metadata). Optional; default none.
+	// Report adds (as WriteParams.Metadata). Optional; default none.
 	Metadata map[string]string
 }
 
-func checkPublishParams(p PublishParams) error {
-	switch {
-	case p.Staging == "":
-		return errors.New("publish: no staging directory")
-	case p.Output == "":
-		return errors.New("publish: no output directory")
-	case p.RunID == "":
-		return errors.New("publish: no run id")
-	case storage.Clean(p.Staging) == storage.Clean(p.Output):
-		return fmt.Errorf("publish: staging and output are both %s", p.Output)
+func checkReportParams(p ReportParams) error {
+	if p.Staging == "" {
+		return errors.New("report: no staging directory")
 	}
 	return verify.CheckParams(verify.Params{K: p.K, Mode: p.Mode})
 }
 
 func init() {
-	register.DoFn4x1[context.Context, []byte, Stats, func(string), error](&publishFn{})
-	register.Emitter1[string]()
+	register.DoFn3x1[context.Context, []byte, Stats, error](&reportFn{})
 }
 
-// ErrVerification marks a job that failed because its release did not
-// verify.
-var ErrVerification = errors.New("release failed verification")
-
-// Publish judges the single Stats element of stats (from CombineStats):
-// it writes the RunReport to StagingReport, and only when the release is
-// valid — every class ≥ k, the mode's rule held, every input row released
-// exactly once — publishes the staged shards to Output with
-// release.Publish (a rename locally, a server-side copy on an object
-// store, the _SUCCESS manifest last). An invalid release fails the job and
-// nothing is published. It returns a PCollection<string> holding Output.
-func Publish(s beam.Scope, stats beam.PCollection, params PublishParams) beam.PCollection {
-	s = s.Scope("Publish")
-	if err := checkPublishParams(params); err != nil {
+// Report is the job's last step. From the single Stats element of stats
+// (CombineStats) it writes the shards that received no rows, then into
+// the staging: the list of shards with their rows, sizes and CRC-32Cs
+// (release.StagedShardList), the repeated user ids found (StagedDuplicates),
+// and the RunReport with its verdict (release.StagedReport), last. It
+// publishes nothing: the launcher judges the report and publishes
+// (release.Run.Finish), so a job whose release is invalid still succeeds.
+func Report(s beam.Scope, stats beam.PCollection, params ReportParams) {
+	s = s.Scope("Report")
+	if err := checkReportParams(params); err != nil {
 		panic(err)
 	}
-	return beam.ParDo(s, &publishFn{Staging: params.Staging, Output: params.Output, RunID: params.RunID, Overwrite: params.Overwrite,
-		K: params.K, Mode: int(params.Mode), ChunkSize: params.ChunkSize, InputFiles: params.InputFiles, PoolShare: params.PoolShare,
-		Metadata: params.Metadata},
+	beam.ParDo0(s, &reportFn{Staging: params.Staging, K: params.K, Mode: int(params.Mode), ChunkSize: params.ChunkSize,
+		InputFiles: params.InputFiles, PoolShare: params.PoolShare, Metadata: params.Metadata},
 		beam.Impulse(s), beam.SideInput{Input: stats})
 }
 
-type publishFn struct {
+// StagedDuplicates is where Report writes the repeated user ids the job
+// found (JSON, at most MaxProblems of them, as the job saw them: the
+// pseudonyms, or the ids when kept), for the launcher to find in the
+// input. Absent when there were none.
+func StagedDuplicates(staging string) string { return storage.Join(staging, "duplicates.json") }
+
+type reportFn struct {
 	Staging    string            `json:"staging"`
-	Output     string            `json:"output"`
-	RunID      string            `json:"run_id"`
-	Overwrite  bool              `json:"overwrite"`
 	K          int               `json:"k"`
 	Mode       int               `json:"mode"`
 	ChunkSize  int64             `json:"chunk_size"`
@@ -109,7 +81,7 @@ type publishFn struct {
 	Metadata   map[string]string `json:"metadata,omitempty"`
 }
 
-func (fn *publishFn) ProcessElement(ctx context.Context, _ []byte, st Stats, emit func(string)) error {
+func (fn *reportFn) ProcessElement(ctx context.Context, _ []byte, st Stats) error {
 	rep := BuildReport(st, fn.K, matrix.Mode(fn.Mode))
 	rep.Pipeline.ChunkSize = fn.ChunkSize
 	rep.Pipeline.InputFiles = fn.InputFiles
@@ -119,36 +91,43 @@ func (fn *publishFn) ProcessElement(ctx context.Context, _ []byte, st Stats, emi
 		}
 		rep.Pipeline.Pool.Share = fn.PoolShare
 	}
-	sum, err := release.WriteReport(ctx, StagingReport(fn.Staging), rep)
+	staged := release.StagedShards(fn.Staging)
+	empty, err := writeEmptyShards(staged, st.ShardFiles, st.ShardCount, fn.Metadata)
 	if err != nil {
+		return markJobError(err)
+	}
+	files := append(slices.Clone(st.ShardFiles), empty...)
+	slices.SortFunc(files, func(a, b ShardFile) int { return cmp.Compare(a.ID, b.ID) })
+	shards := make([]storage.Shard, len(files))
+	for i, f := range files {
+		crc := f.CRC32C
+		shards[i] = storage.Shard{Name: ShardName(f.ID, st.ShardCount), Size: f.Size, Rows: f.Rows, CRC32C: &crc}
+	}
+	if err := writeJSON(ctx, release.StagedShardList(fn.Staging), shards); err != nil {
 		return err
 	}
-	if !rep.Valid {
-		return fmt.Errorf("%w: %s", ErrVerification, strings.Join(rep.Problems, "; "))
+	if len(st.DuplicateIDs) > 0 {
+		if err := writeJSON(ctx, StagedDuplicates(fn.Staging), st.DuplicateIDs); err != nil {
+			return err
+		}
 	}
-	// A retry of a bundle that already published finds the release in
-	// place (and, on a local disk, its staged directory gone).
-	if err := release.CheckOutput(ctx, fn.Output, fn.RunID, fn.Overwrite); errors.Is(err, release.ErrPublished) {
-		log.Infof(ctx, "%s already holds the release of run %s", fn.Output, fn.RunID)
-		emit(fn.Output)
-		return nil
+	if _, err := release.WriteReport(ctx, release.StagedReport(fn.Staging), rep); err != nil {
+		return markJobError(err)
 	}
-	staged := StagingRelease(fn.Staging)
-	if err := writeEmptyShards(staged, st.Shards, st.ShardCount, fn.Metadata); err != nil {
-		return err
-	}
-	m, already, err := release.Publish(ctx, release.PublishParams{Staged: staged, Output: fn.Output, RunID: fn.RunID,
-		Overwrite: fn.Overwrite, ReportSHA256: sum})
-	if err != nil {
-		return err
-	}
-	if already {
-		log.Infof(ctx, "%s already holds the release of run %s", fn.Output, fn.RunID)
+	if rep.Valid {
+		log.Infof(ctx, "release staged: %d rows in %d shards", rep.Rows, len(shards))
 	} else {
-		log.Infof(ctx, "published %s: run %s, %d shards, %d rows", fn.Output, m.RunID, len(m.Shards), m.TotalRows)
+		log.Infof(ctx, "release failed verification: %s", strings.Join(rep.Problems, "; "))
 	}
-	emit(fn.Output)
 	return nil
+}
+
+func writeJSON(ctx context.Context, uri string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return markJobError(storage.WriteFile(ctx, uri, b))
 }
 
 // BuildReport turns the job's Stats into a RunReport with its verdict.

@@ -1,0 +1,463 @@
+package release
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/pseudonym"
+	"github.com/smoothanon/smoothanon/storage"
+)
+
+// Stage names a point of a run's life. Fault is called at each.
+type Stage string
+
+const (
+	// StageBegun: the plan is checked, leftovers swept, the staging made;
+	// the work has not started.
+	StageBegun Stage = "begun"
+	// StageStaged: the work is done and its release valid; nothing of it
+	// is in the output yet.
+	StageStaged Stage = "staged"
+	// StageCopied: the release's files are in the output under the run's
+	// token, not yet claimed by a manifest.
+	StageCopied Stage = "copied"
+	// StageClaimed: the release is published; its key is not saved yet.
+	StageClaimed Stage = "claimed"
+	// StageSaved: the key is saved; the report is not written yet.
+	StageSaved Stage = "saved"
+)
+
+// Fault, when set, is called at every Stage of every run: tests kill or
+// interrupt a run there to prove what each stage leaves. Nil in normal
+// use.
+var Fault func(Stage)
+
+// Run is one run's lifecycle: check, stage, verify, publish, report, key.
+// Begin starts it; the caller does the work with Context and, for a
+// directory release, writes the job's output into Staging; Finish ends
+// it, whatever happened, exactly once.
+type Run struct {
+	plan    Plan
+	token   string
+	staging string
+	lease   *lease
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	sigs    chan os.Signal
+	done    chan struct{}
+	stderr  io.Writer
+	// keyFP and pseudo describe the release's user ids (describe).
+	keyFP  string
+	pseudo bool
+}
+
+// Begin checks the plan against the stores — the output, the report and
+// the key path each distinct, outside the input, writable, and not
+// holding anything the run may not replace — removes what dead runs left
+// there, and makes a directory release's staging with its lease. From
+// here until Finish, SIGINT and SIGTERM cancel Context instead of killing
+// the process (a second one kills it).
+//
+// A directory output whose manifest already carries the plan's run id
+// is a rerun: Begin returns an *AlreadyPublishedError and the run does
+// nothing (it only saves a key that the publishing run left pending).
+// Any other refusal is a *PlanError.
+func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	r := &Run{plan: p, token: newToken(), stderr: stderr}
+	if err := checkPlan(p); err != nil {
+		return nil, &PlanError{err}
+	}
+	published, err := r.inspect(ctx)
+	var ap *AlreadyPublishedError
+	if errors.As(err, &ap) || err == nil {
+		if saved, removed, serr := sweepPending(p.KeyOut, published); serr != nil {
+			r.note("pending keys: %v", serr)
+		} else {
+			if saved != "" {
+				r.note("saved at %s the key of the published release, which its run had left pending", saved)
+			}
+			if len(removed) > 0 {
+				r.note("removed %d keys of dead runs that published nothing (%s%s)", len(removed), removed[0], more(len(removed)-1))
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, check := range []func() error{
+		func() error { return checkReport(ctx, p.Report, p.Overwrite) },
+		func() error { return checkKeyOut(p.KeyOut) },
+		func() error { return r.probe(ctx) },
+	} {
+		if err := check(); err != nil {
+			return nil, &PlanError{err}
+		}
+	}
+	r.sweep(ctx)
+	r.ctx, r.cancel = context.WithCancelCause(ctx)
+	if p.Dir {
+		r.staging = stagingName(p.Output, p.RunID, r.token)
+		l, err := takeLease(ctx, r.staging, p.RunID, r.token, r.cancel)
+		if err != nil {
+			storage.RemoveAll(context.WithoutCancel(ctx), r.staging)
+			r.cancel(nil)
+			return nil, &PlanError{fmt.Errorf("--output %s: making the staging beside it: %w", p.Output, err)}
+		}
+		r.lease = l
+	}
+	r.trapSignals()
+	r.fault(StageBegun)
+	return r, nil
+}
+
+// inspect reads what the output holds and checks that the run may
+// publish there; it returns the fingerprint of the key of the release
+// published there now ("" if none).
+func (r *Run) inspect(ctx context.Context) (string, error) {
+	p := r.plan
+	if p.Dir {
+		st, err := inspectDir(ctx, p.Output)
+		if err != nil {
+			return "", &PlanError{fmt.Errorf("--output %w", err)}
+		}
+		fp := ""
+		if st.manifest != nil {
+			fp = st.manifest.KeyFingerprint
+		}
+		if err := st.check(p); err != nil {
+			var ap *AlreadyPublishedError
+			if errors.As(err, &ap) {
+				return fp, err
+			}
+			return fp, &PlanError{err}
+		}
+		return fp, nil
+	}
+	st, err := inspectFile(ctx, p.Output)
+	if err != nil {
+		return "", &PlanError{err}
+	}
+	if err := st.check(p); err != nil {
+		return st.fingerprint, &PlanError{err}
+	}
+	return st.fingerprint, nil
+}
+
+// probe proves the outputs writable before any work: local parent
+// directories are made and a file created in each; on a bucket the store
+// must answer and take a write.
+func (r *Run) probe(ctx context.Context) error {
+	paths := map[string]string{"--output": r.plan.Output}
+	if r.plan.Report != "" && r.plan.Report != "-" {
+		paths["--metrics_out"] = r.plan.Report
+	}
+	if r.plan.KeyOut != "" {
+		paths["--pseudonym_key_out"] = r.plan.KeyOut
+	}
+	for flag, path := range paths {
+		dir, base := storage.Split(path)
+		if storage.IsLocal(path) {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("%s %s: %w", flag, path, err)
+			}
+			f, name, err := storage.CreateLocked(dir, storage.TempPrefix(base))
+			if err != nil {
+				return fmt.Errorf("%s %s: cannot write there: %w", flag, path, err)
+			}
+			f.Close()
+			os.Remove(name)
+			continue
+		}
+		probe := storage.Join(dir, "."+base+".probe-"+r.token)
+		if err := storage.Put(ctx, probe, nil, storage.Cond{}); err != nil {
+			return fmt.Errorf("%s %s: cannot write there: %w", flag, path, err)
+		}
+		if err := storage.Remove(ctx, probe); err != nil {
+			return fmt.Errorf("%s %s: %w", flag, path, err)
+		}
+	}
+	return nil
+}
+
+// sweep removes the leftovers of dead runs at the run's outputs; what it
+// cannot remove is noted and left.
+func (r *Run) sweep(ctx context.Context) {
+	var removed []string
+	add := func(more []string, err error) {
+		removed = append(removed, more...)
+		if err != nil {
+			r.note("leftovers of earlier runs: %v", err)
+		}
+	}
+	if r.plan.Dir {
+		add(sweepDir(ctx, r.plan.Output))
+	} else if storage.IsLocal(r.plan.Output) {
+		add(sweepTemps(r.plan.Output))
+	}
+	if p := r.plan.Report; p != "" && p != "-" && storage.IsLocal(p) {
+		add(sweepTemps(p))
+	}
+	add(sweepSpools())
+	if n := sweepNote(removed); n != "" {
+		r.note("%s", n)
+	}
+}
+
+// trapSignals turns the first SIGINT or SIGTERM into a cancellation of
+// the run's context, and restores the default for the next one.
+func (r *Run) trapSignals() {
+	r.sigs, r.done = make(chan os.Signal, 1), make(chan struct{})
+	signal.Notify(r.sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-r.sigs:
+			signal.Stop(r.sigs)
+			signal.Reset(syscall.SIGINT, syscall.SIGTERM)
+			r.cancel(&InterruptedError{Signal: s})
+		case <-r.done:
+		}
+	}()
+}
+
+// Context is the run's context: cancelled by SIGINT or SIGTERM, or when a
+// bucket staging's lease is lost.
+func (r *Run) Context() context.Context { return r.ctx }
+
+// Staging is the directory release's staging: the job writes its shards
+// into StagedShards, their list into StagedShardList and its report into
+// StagedReport. "" for a single-file release.
+func (r *Run) Staging() string { return r.staging }
+
+// Token is the run's token, new for every run.
+func (r *Run) Token() string { return r.token }
+
+// Outcome is what the work produced, handed to Finish.
+type Outcome struct {
+	// Report is the release's verdict and figures; nil when the work
+	// stopped before it had one.
+	Report *smoothanonpb.RunReport
+	// Err is why the work stopped, if it did.
+	Err error
+	// Key is the release's pseudonym key; nil for kept ids. With
+	// Plan.KeyOut it is saved once the release is published.
+	Key *pseudonym.Key
+	// Release is a single-file release's rows (Plan.Dir false); Finish
+	// writes them ordered by user id, whatever their order here.
+	Release *matrix.Matrix
+}
+
+// Finish ends the run. A valid release is published (Plan.Dir: the
+// staged shards; else Outcome.Release), then its key saved, then the
+// report written with published true. Otherwise — an error, an invalid
+// release, a signal, another run publishing first — nothing is
+// published, no key saved, and the report (when asked for) says why.
+// Either way the staging and its lease are gone when Finish returns.
+//
+// Errors: Outcome.Err as it is; ErrVerification (wrapped);
+// *InterruptedError; *LostRaceError; anything else failed in publishing.
+func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
+	ctx := context.WithoutCancel(r.ctx)
+	defer r.end(ctx)
+	rep := o.Report
+	if rep == nil {
+		rep = &smoothanonpb.RunReport{}
+	}
+	r.describe(rep, o.Key)
+	var why error
+	var intr *InterruptedError
+	switch cause := context.Cause(r.ctx); {
+	case errors.As(cause, &intr):
+		why = cause // the work's own error is the interruption's echo
+	case o.Err != nil:
+		why = o.Err
+	case cause != nil:
+		why = r.stopped(cause)
+	case o.Report == nil:
+		why = errors.New("the work ended without a report")
+	case !rep.Valid:
+		why = fmt.Errorf("%w: nothing published", ErrVerification)
+	}
+	if why != nil {
+		return rep, r.unpublished(ctx, rep, why)
+	}
+	r.fault(StageStaged)
+	var pending *pendingKey
+	if r.plan.KeyOut != "" && o.Key != nil {
+		var err error
+		if pending, err = writePending(r.plan.KeyOut, r.token, *o.Key); err != nil {
+			return rep, r.unpublished(ctx, rep, err)
+		}
+	}
+	rep.Published = true
+	b, err := EncodeReport(rep)
+	if err != nil {
+		pending.discard()
+		return rep, r.unpublished(ctx, rep, err)
+	}
+	sum := sha256.Sum256(b)
+	if r.plan.Dir {
+		var shards []storage.Shard
+		if shards, err = stagedShards(ctx, r.staging, rep.Rows); err == nil {
+			_, err = r.publishDir(r.ctx, shards, hex.EncodeToString(sum[:]))
+		}
+	} else if o.Release == nil {
+		err = errors.New("no release rows to publish")
+	} else {
+		err = r.publishFile(r.ctx, o.Release, FileMetadata(o.Key))
+	}
+	if err != nil {
+		pending.discard()
+		rep.Published = false
+		return rep, r.unpublished(ctx, rep, err)
+	}
+	r.fault(StageClaimed)
+	var errs []error
+	if pending != nil {
+		if err := pending.save(); err != nil {
+			errs = append(errs, fmt.Errorf("published %s, but the key was not saved: %w", r.plan.Output, err))
+		}
+	}
+	r.fault(StageSaved)
+	if err := writeReport(ctx, r.plan.Report, b, r.plan.Stdout); err != nil {
+		errs = append(errs, fmt.Errorf("published %s, but %w", r.plan.Output, err))
+	}
+	return rep, errors.Join(errs...)
+}
+
+// Abandon ends a run that had nothing to publish and nothing to report
+// (a runner that only translated the job): the staging and its lease go,
+// nothing is written.
+func (r *Run) Abandon() { r.end(context.WithoutCancel(r.ctx)) }
+
+// unpublished records in rep why nothing was published, writes the
+// report, and returns why (joined with a failure to write the report).
+func (r *Run) unpublished(ctx context.Context, rep *smoothanonpb.RunReport, why error) error {
+	rep.Published = false
+	rep.NotPublished = oneLine(why.Error())
+	b, err := EncodeReport(rep)
+	if err == nil {
+		err = writeReport(ctx, r.plan.Report, b, r.plan.Stdout)
+	}
+	if err != nil {
+		return errors.Join(why, err)
+	}
+	return why
+}
+
+// describe fills the report fields the lifecycle owns.
+func (r *Run) describe(rep *smoothanonpb.RunReport, key *pseudonym.Key) {
+	rep.Output, rep.Date = r.plan.Output, r.plan.Date
+	if r.plan.Dir {
+		rep.RunId = r.plan.RunID
+	}
+	rep.UserIds = pseudonym.Keep.String()
+	rep.KeyFingerprint, rep.LinkageWarning = "", KeepWarning
+	if key != nil {
+		rep.UserIds, rep.KeyFingerprint, rep.LinkageWarning = pseudonym.Pseudonymize.String(), key.Fingerprint(), ""
+	}
+	r.keyFP, r.pseudo = rep.KeyFingerprint, key != nil
+}
+
+// end removes the staging, drops the lease and the signal trap.
+func (r *Run) end(ctx context.Context) {
+	if r.done != nil {
+		signal.Stop(r.sigs)
+		close(r.done)
+		r.done = nil
+	}
+	r.lease.release()
+	if r.staging != "" {
+		if err := storage.RemoveAll(ctx, r.staging); err != nil {
+			r.note("the staging %s could not be removed (the next run removes it): %v", r.staging, err)
+		}
+	}
+	r.cancel(nil)
+}
+
+// stopped turns a cancellation of the run's context into its cause.
+func (r *Run) stopped(err error) error {
+	if cause := context.Cause(r.ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
+}
+
+func (r *Run) fault(s Stage) {
+	if Fault != nil {
+		Fault(s)
+	}
+}
+
+// note prints a line about the run on stderr.
+func (r *Run) note(format string, args ...any) {
+	fmt.Fprintf(r.stderr, "smoothanon: "+format+"\n", args...)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// KeepWarning is the report's linkage warning for kept user ids.
+const KeepWarning = "user ids kept: releases of the same population can be joined by id and a user's classes intersected, " +
+	"so a series of releases is not protected (see docs/privacy.md); use --user_ids pseudonym"
+
+// FileMetadata is the Parquet key/value metadata of every release file:
+// the release marker, the user id mode and, for pseudonyms, the key's
+// fingerprint.
+func FileMetadata(key *pseudonym.Key) map[string]string {
+	md := map[string]string{matrix.MetaRelease: matrix.ReleaseFormat, pseudonym.MetadataKey: pseudonym.Keep.String()}
+	if key != nil {
+		md[pseudonym.MetadataKey] = pseudonym.Pseudonymize.String()
+		md[matrix.MetaKeyFingerprint] = key.Fingerprint()
+	}
+	return md
+}
+
+func (r *Run) userIDs() string {
+	if r.pseudo {
+		return pseudonym.Pseudonymize.String()
+	}
+	return pseudonym.Keep.String()
+}
+
+func (r *Run) fingerprint() string { return r.keyFP }
+
+// TempDirPrefix names the temp directories MakeTempDir makes.
+const TempDirPrefix = "smoothanon-run-"
+
+// MakeTempDir makes a temp directory of the process's own for a run, held
+// by a lock file inside, and returns it with its removal. A run points
+// TMPDIR at it, so that what libraries leave in the temp directory (Beam's
+// loopback runner leaves a file per job) goes when the run ends; the
+// directories of dead runs are removed by the next run's sweep.
+func MakeTempDir() (string, func(), error) {
+	parent := os.TempDir()
+	tmp, err := os.MkdirTemp(parent, "."+TempDirPrefix+"new-*")
+	if err != nil {
+		return "", nil, err
+	}
+	lock, err := storage.LockFile(filepath.Join(tmp, leaseName), nil)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	dir := filepath.Join(parent, TempDirPrefix+strings.TrimPrefix(filepath.Base(tmp), "."+TempDirPrefix+"new-"))
+	if err := os.Rename(tmp, dir); err != nil {
+		lock.Release()
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	return dir, func() { lock.Release(); os.RemoveAll(dir) }, nil
+}
