@@ -396,7 +396,7 @@ func runJob(lc *release.Run, p Params, in Input, h hooks, res *Result) (*smootha
 		return nil, nil
 	}
 	if pr != nil {
-		res.Counters, res.Distributions = collectMetrics(pr.Metrics())
+		res.Counters, res.Distributions = metricsOf(pr)
 	}
 	if runErr != nil {
 		if line, ok := transforms.JobInputError(runErr); ok {
@@ -478,6 +478,17 @@ func setRunnerOptions(p Params) func() {
 		*jobopts.EnvironmentType = p.EnvironmentType
 	}
 	return func() { *jobopts.Endpoint, *jobopts.EnvironmentType = ep, env }
+}
+
+// metricsOf collects pr's metrics; a result of a failed job may hold none
+// (Beam's universal runner then panics on Metrics).
+func metricsOf(pr beam.PipelineResult) (counters map[string]int64, dists map[string]metrics.DistributionValue) {
+	defer func() {
+		if recover() != nil {
+			counters, dists = nil, nil
+		}
+	}()
+	return collectMetrics(pr.Metrics())
 }
 
 func collectMetrics(r metrics.Results) (map[string]int64, map[string]metrics.DistributionValue) {

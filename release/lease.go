@@ -16,16 +16,16 @@ import (
 // (never touched). On a local disk the lease is an exclusive flock on
 // staging/_LEASE: the kernel drops it when the process dies, whatever
 // killed it. On a bucket it is the object staging/_LEASE holding an
-// expiry, renewed every leaseTTL/5 by a compare-and-swap on its version;
+// expiry, renewed every LeaseTTL/5 by a compare-and-swap on its version;
 // a sweep breaks an expired lease by the same compare-and-swap, so a
 // renewal and a break never both succeed. A run whose renewal finds the
 // lease broken stops (errLeaseLost).
 
-// leaseTTL is how long a bucket lease lasts unrenewed. A run stalled
+// LeaseTTL is how long a bucket lease lasts unrenewed. A run stalled
 // longer (a suspended launcher) loses its staging; a dead run's staging is
 // removed by the first run after this long. Clocks of the hosts running
-// smoothanon must agree to well within it.
-var leaseTTL = 10 * time.Minute
+// smoothanon must agree to well within it. Tests shorten it.
+var LeaseTTL = 10 * time.Minute
 
 // leaseGrace is how old a local staging without its lease file must be
 // before a sweep takes it for dead (its run may be between making the
@@ -72,7 +72,7 @@ func takeLease(ctx context.Context, staging, runID, token string, lost func(erro
 		l.lock = lock
 		return l, nil
 	}
-	l.info.Expires = time.Now().Add(leaseTTL)
+	l.info.Expires = time.Now().Add(LeaseTTL)
 	b, _ := json.Marshal(l.info)
 	if err := storage.Put(ctx, l.uri, b, storage.Cond{IfAbsent: true}); err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func (l *lease) readOwn(ctx context.Context) (string, error) {
 // lease was broken or could not be renewed before it expired.
 func (l *lease) renew(ctx context.Context, stop <-chan struct{}, lost func(error)) {
 	defer l.done.Done()
-	t := time.NewTicker(leaseTTL / 5)
+	t := time.NewTicker(LeaseTTL / 5)
 	defer t.Stop()
 	for {
 		select {
@@ -114,7 +114,7 @@ func (l *lease) renew(ctx context.Context, stop <-chan struct{}, lost func(error
 		case <-t.C:
 		}
 		info := l.info
-		info.Expires = time.Now().Add(leaseTTL)
+		info.Expires = time.Now().Add(LeaseTTL)
 		b, _ := json.Marshal(info)
 		err := storage.Put(ctx, l.uri, b, storage.Cond{IfVersion: l.version})
 		if err == nil {
@@ -149,7 +149,7 @@ func (l *lease) release() {
 // stagingDead reports whether the staging's run is gone: on a local disk,
 // nobody holds its lease's flock; on a bucket, its lease expired and this
 // call broke it (or it has no lease and nothing in it was written within
-// leaseTTL).
+// LeaseTTL).
 func stagingDead(ctx context.Context, staging string) (bool, error) {
 	uri := storage.Join(staging, leaseName)
 	if storage.IsLocal(staging) {
@@ -169,7 +169,7 @@ func stagingDead(ctx context.Context, staging string) (bool, error) {
 	b, a, err := storage.ReadVersioned(ctx, uri)
 	if errors.Is(err, storage.ErrNotExist) {
 		newest, err := newestWrite(ctx, staging)
-		return err == nil && time.Since(newest) > leaseTTL, err
+		return err == nil && time.Since(newest) > LeaseTTL, err
 	}
 	if err != nil {
 		return false, err

@@ -132,9 +132,12 @@ func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA 
 	}
 	r.fault(StageCopied)
 	b, err := json.MarshalIndent(m, "", "  ")
+	if err == nil {
+		err = ctx.Err() // a signal before the claim stops the publish
+	}
 	if err != nil {
 		undo()
-		return nil, err
+		return nil, r.stopped(err)
 	}
 	// The claim is not interrupted half-way: a write cancelled in flight
 	// may still have reached the store.
@@ -217,6 +220,10 @@ func (r *Run) publishFile(ctx context.Context, rel *matrix.Matrix, md map[string
 		}
 	}
 	r.fault(StageCopied)
+	if err := ctx.Err(); err != nil {
+		w.Abort()
+		return r.stopped(err)
+	}
 	err = w.Commit(cond)
 	if errors.Is(err, storage.ErrConflict) {
 		return &LostRaceError{Output: out}

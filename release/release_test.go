@@ -503,9 +503,9 @@ func TestSingleFile(t *testing.T) {
 // the next run; one being renewed is not; a run whose lease was broken
 // stops.
 func TestStaleBucketLease(t *testing.T) {
-	old := leaseTTL
-	leaseTTL = 2 * time.Second
-	t.Cleanup(func() { leaseTTL = old })
+	old := LeaseTTL
+	LeaseTTL = 2 * time.Second
+	t.Cleanup(func() { LeaseTTL = old })
 	ctx := context.Background()
 	in, out := testInput(t), storage.Join(root(t, "gs"), "rel")
 	live, err := Begin(ctx, dirPlan(in, out, "live"), nil)

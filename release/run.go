@@ -83,6 +83,9 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 	}
 	published, err := r.inspect(ctx)
 	var ap *AlreadyPublishedError
+	if errors.As(err, &ap) {
+		r.sweep(ctx) // a dead run of this very night may have left its staging
+	}
 	if errors.As(err, &ap) || err == nil {
 		if saved, removed, serr := sweepPending(p.KeyOut, published); serr != nil {
 			r.note("pending keys: %v", serr)
@@ -322,6 +325,9 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 	if err != nil {
 		pending.discard()
 		rep.Published = false
+		if errors.As(context.Cause(r.ctx), &intr) && !errors.As(err, new(*LostRaceError)) {
+			err = intr // what failed, failed because the run was stopped
+		}
 		return rep, r.unpublished(ctx, rep, err)
 	}
 	r.fault(StageClaimed)

@@ -1,11 +1,50 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/smoothanon/smoothanon/internal/beamtest"
+	"github.com/smoothanon/smoothanon/release"
 )
 
-// TestMain keeps Beam's leftover temp files out of /tmp (see beamtest.Main).
-func TestMain(m *testing.M) { os.Exit(beamtest.Main(m.Run)) }
+// faultEnv, when set in a child started by a test (faultChild), runs the
+// CLI instead of the tests: "stage:signal:ttl" kills the run with signal
+// (KILL or TERM) at that release.Stage, with release.LeaseTTL = ttl; the
+// command line is in faultArgsEnv as JSON.
+const (
+	faultEnv     = "SMOOTHANON_TEST_FAULT"
+	faultArgsEnv = "SMOOTHANON_TEST_ARGS"
+)
+
+// TestMain keeps Beam's leftover temp files out of /tmp (see beamtest.Main),
+// or runs a fault child.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(faultEnv); spec != "" {
+		os.Exit(faultChild(spec))
+	}
+	os.Exit(beamtest.Main(m.Run))
+}
+
+func faultChild(spec string) int {
+	parts := strings.Split(spec, ":")
+	if ttl, err := time.ParseDuration(parts[2]); err == nil {
+		release.LeaseTTL = ttl
+	}
+	sig := map[string]syscall.Signal{"KILL": syscall.SIGKILL, "TERM": syscall.SIGTERM, "INT": syscall.SIGINT}[parts[1]]
+	release.Fault = func(s release.Stage) {
+		if string(s) == parts[0] && sig != 0 {
+			syscall.Kill(os.Getpid(), sig)
+			time.Sleep(300 * time.Millisecond) // let the signal land
+		}
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(os.Getenv(faultArgsEnv)), &args); err != nil {
+		return 99
+	}
+	return runMain(args, os.Stdout, os.Stderr)
+}
