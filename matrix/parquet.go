@@ -7,6 +7,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -252,7 +253,8 @@ func (pf *File) NumRowGroups() int { return len(pf.pf.RowGroups()) }
 func (pf *File) RowGroupRows(g int) int64 { return pf.pf.RowGroups()[g].NumRows() }
 
 // RowFunc receives one row. The features slice is sorted, free of repeats and
-// reused after the call returns; user is a fresh string.
+// reused after the call returns; user is a fresh string of valid UTF-8 (a
+// file holding another user id is refused).
 type RowFunc func(user string, features []uint32) error
 
 // ReadRowGroup streams the rows of row group g to fn, in file order.
@@ -288,7 +290,12 @@ func (pf *File) ReadRowGroup(g int, fn RowFunc) (err error) {
 		if uv.IsNull() {
 			return &FileError{Path: pf.Path, Row: row, Column: ColUserID, Err: errors.New("null user id")}
 		}
-		user := string(uv.ByteArray())
+		ub := uv.ByteArray()
+		if !utf8.Valid(ub) {
+			// The id's bytes stay out of the message: it is personal data.
+			return &FileError{Path: pf.Path, Row: row, Column: ColUserID, Err: errors.New("not valid UTF-8")}
+		}
+		user := string(ub)
 		buf = buf[:0]
 		first := true
 		for {

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +121,23 @@ func TestWrittenFileIsReadable(t *testing.T) {
 	}
 	if st.Mode().Perm() != 0o644 {
 		t.Errorf("mode = %v, want 0644", st.Mode().Perm())
+	}
+}
+
+// TestUserIDUTF8: a user id that is not valid UTF-8 is refused, naming the
+// file, the row and the column but never the id's bytes.
+func TestUserIDUTF8(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bad.parquet")
+	secret := "s\xffcret"
+	writeRows(t, p, []parquetRow{{"ok", []uint32{1}}, {secret, []uint32{2}}})
+	want := p + ": row 1: column user_id: not valid UTF-8"
+	_, _, err := ReadMatrix(p, ReadOptions{})
+	var fe *FileError
+	if err == nil || err.Error() != want || !errors.As(err, &fe) || fe.Row != 1 || fe.Column != ColUserID {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	if strings.Contains(err.Error(), "cret") || strings.Contains(err.Error(), `\xff`) {
+		t.Errorf("the error shows the id: %v", err)
 	}
 }
