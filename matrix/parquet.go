@@ -502,7 +502,9 @@ type ReadStats struct {
 	DroppedRepeat int // repeated feature ids dropped inside rows
 }
 
-// ReadMatrix reads every row of spec into memory.
+// ReadMatrix reads every row of spec (see ListFiles) into memory. A
+// repeated user id is a *DuplicateUserError naming the files and rows of
+// both occurrences, unless opts.Dedupe merges them.
 func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
 	var st ReadStats
 	files, err := ListFiles(spec)
@@ -511,18 +513,20 @@ func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
 	}
 	st.Files = len(files)
 	m := New(0, 0)
+	src := &rowSources{}
 	for _, p := range files {
 		pf, err := OpenFile(p)
 		if err != nil {
 			return nil, st, err
 		}
+		src.add(p, m.NumRows())
 		err = pf.appendTo(m)
 		pf.Close()
 		if err != nil {
 			return nil, st, err
 		}
 	}
-	return finishRead(spec, m, opts, st)
+	return finishRead(spec, m, src, opts, st)
 }
 
 // appendTo appends every row of pf to m.
@@ -536,14 +540,18 @@ func (pf *File) appendTo(m *Matrix) error {
 }
 
 // finishRead applies ReadMatrix's checks and deduplication to the rows m
-// read from spec.
-func finishRead(spec string, m *Matrix, opts ReadOptions, st ReadStats) (*Matrix, ReadStats, error) {
+// read from spec, from the files of src (nil: spec names the rows in
+// errors).
+func finishRead(spec string, m *Matrix, src *rowSources, opts ReadOptions, st ReadStats) (*Matrix, ReadStats, error) {
 	if m.NumRows() == 0 && !opts.AllowEmpty {
 		return nil, st, fmt.Errorf("%s: empty input (no rows)", spec)
 	}
-	m2, merged, err := Dedupe(m, opts.Dedupe)
+	m2, merged, err := dedupe(m, opts.Dedupe, src)
 	if err != nil {
-		return nil, st, fmt.Errorf("%s: %w", spec, err)
+		if src == nil {
+			err = fmt.Errorf("%s: %w", spec, err)
+		}
+		return nil, st, err
 	}
 	st.MergedRows = merged
 	return m2, st, nil

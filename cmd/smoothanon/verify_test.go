@@ -87,7 +87,7 @@ func TestVerifyCommand(t *testing.T) {
 	in2 := writeVerifyFile(t, filepath.Join(dir, "in2.parquet"), verifyRow{"a", []uint32{1}}, verifyRow{"b", []uint32{1}}, verifyRow{"a", []uint32{2}})
 	out2 := writeVerifyFile(t, filepath.Join(dir, "out2.parquet"), verifyRow{"a", []uint32{1}}, verifyRow{"b", []uint32{1}})
 	code, _, stderr = genCLI("verify", "--input", in2, "--output", out2, "--k", "2")
-	if code != 2 || !strings.Contains(stderr, `duplicate user id "a"`) {
+	if code != 2 || stderr != "smoothanon verify: "+in2+": row 2: user id repeats row 0 (merge repeats, e.g. --dedupe=union)\n" {
 		t.Errorf("input repeats, refuse: exit %d, stderr %s", code, stderr)
 	}
 	code, _, stderr = genCLI("verify", "--input", in2, "--output", out2, "--k", "2", "--dedupe", "union")
