@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -90,8 +91,15 @@ type File struct {
 // OpenFile opens a Parquet file (local or a URI, see storage.Open) and
 // checks that it has a string user_id column and an integer-list features
 // column. Remote files are read by ranges: a row group is fetched without
-// the rest of its file.
+// the rest of its file. A local path must be a regular file: a named
+// pipe, socket or device is refused before it is opened (opening a FIFO
+// would block until a writer came).
 func OpenFile(path string) (*File, error) {
+	if storage.IsLocal(path) {
+		if err := checkRegular(path); err != nil {
+			return nil, err
+		}
+	}
 	f, err := storage.Open(context.Background(), path)
 	if err != nil {
 		var se *storage.Error
@@ -107,6 +115,18 @@ func OpenFile(path string) (*File, error) {
 	}
 	pfile.f = f
 	return pfile, nil
+}
+
+// checkRegular refuses a local path that is not a regular file, as
+// "PATH: is a named pipe, not a regular file" (storage.Stat's causes); a
+// missing file is left to the open that follows.
+func checkRegular(path string) error {
+	_, err := storage.Stat(context.Background(), path)
+	var pe *fs.PathError
+	if err == nil || errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) {
+		return nil
+	}
+	return &FileError{Path: path, Row: -1, Err: pe.Err}
 }
 
 // openReader is OpenFile on the size bytes of r, named path in errors;

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -139,5 +141,40 @@ func TestUserIDUTF8(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "cret") || strings.Contains(err.Error(), `\xff`) {
 		t.Errorf("the error shows the id: %v", err)
+	}
+}
+
+// TestOpenFIFO: a named pipe as input, named or in a directory, is
+// refused at once with one line instead of blocking forever.
+func TestOpenFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "in.parquet")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	want := fifo + ": is a named pipe, not a regular file"
+	for name, read := range map[string]func() error{
+		"ListFiles(file)": func() error { _, err := ListFiles(fifo); return err },
+		"ListFiles(dir)":  func() error { _, err := ListFiles(dir); return err },
+		"ReadMatrix":      func() error { _, _, err := ReadMatrix(fifo, ReadOptions{}); return err },
+		"OpenFile":        func() error { _, err := OpenFile(fifo); return err },
+	} {
+		if err := within(t, read); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", name, err, want)
+		}
+	}
+}
+
+// within runs fn and fails the test if it has not returned in 10 s.
+func within(t *testing.T, fn func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("blocked (opened a named pipe?)")
+		return nil
 	}
 }
