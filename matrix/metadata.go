@@ -57,4 +57,8 @@ const (
 	MetaKeyFingerprint = "smoothanon.key_fingerprint"
 	// ReleaseFormat is the value of MetaRelease.
 	ReleaseFormat = "1"
+	// MetaUserIDs is how a release names its users, "pseudonym" (the
+	// value of pseudonym.Pseudonymize.String()); files of releases with
+	// kept ids carry no value. pseudonym.MetadataKey is this key.
+	MetaUserIDs = "smoothanon.user_ids"
 )
