@@ -48,9 +48,9 @@ func TestVerifyCommand(t *testing.T) {
 		verifyRow{"d", []uint32{5, 6}}, verifyRow{"b", []uint32{1, 2}})
 	// The release is also valid when sharded into a directory.
 	shards := filepath.Join(dir, "shards")
-	os.Mkdir(shards, 0o755)
-	writeVerifyFile(t, filepath.Join(shards, "part-0.parquet"), verifyRow{"e", []uint32{5, 6}}, verifyRow{"c", []uint32{1, 2}})
-	writeVerifyFile(t, filepath.Join(shards, "part-1.parquet"), verifyRow{"a", []uint32{1, 2}}, verifyRow{"d", []uint32{5, 6}}, verifyRow{"b", []uint32{1, 2}})
+	writeReleaseDir(t, shards, nil,
+		usersMatrix(map[string][]uint32{"e": {5, 6}, "c": {1, 2}}),
+		usersMatrix(map[string][]uint32{"a": {1, 2}, "d": {5, 6}, "b": {1, 2}}))
 
 	for _, out := range []string{good, shards} {
 		code, stdout, stderr := genCLI("verify", "--input", in, "--output", out, "--k", "2", "--mode", "smooth")
