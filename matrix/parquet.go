@@ -65,15 +65,6 @@ func (e *FileError) Error() string {
 
 func (e *FileError) Unwrap() error { return e.Err }
 
-// ListFiles expands an input spec into a sorted list of Parquet files. The
-// spec is a file, a directory (its *.parquet files), a glob, or several of
-// these separated by commas; each may be local or a gs://, s3:// or memfs://
-// URI (see storage.Expand). It is an error for the spec to match nothing,
-// and for a directory of release shards to lack its _SUCCESS manifest.
-func ListFiles(spec string) ([]string, error) {
-	return storage.Expand(context.Background(), spec, ".parquet")
-}
-
 // File is an open Parquet file of rows whose schema has been checked.
 type File struct {
 	Path string
@@ -486,15 +477,15 @@ func (c *cursor) close() {
 	c.pages.Close()
 }
 
-// Read streams every row of every file matched by spec (see ListFiles) to fn,
-// in sorted file order.
+// Read streams every row of every file of the input spec (see ListFiles;
+// every file is opened with OpenInput) to fn, in sorted file order.
 func Read(spec string, fn RowFunc) error {
 	files, err := ListFiles(spec)
 	if err != nil {
 		return err
 	}
 	for _, p := range files {
-		pf, err := OpenFile(p)
+		pf, err := OpenInput(p)
 		if err != nil {
 			return err
 		}
@@ -522,9 +513,10 @@ type ReadStats struct {
 	DroppedRepeat int // repeated feature ids dropped inside rows
 }
 
-// ReadMatrix reads every row of spec (see ListFiles) into memory. A
-// repeated user id is a *DuplicateUserError naming the files and rows of
-// both occurrences, unless opts.Dedupe merges them.
+// ReadMatrix reads every row of the input spec (see ListFiles; every file
+// is opened with OpenInput) into memory. A repeated user id is a
+// *DuplicateUserError naming the files and rows of both occurrences,
+// unless opts.Dedupe merges them.
 func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
 	var st ReadStats
 	files, err := ListFiles(spec)
@@ -535,7 +527,7 @@ func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
 	m := New(0, 0)
 	src := &rowSources{}
 	for _, p := range files {
-		pf, err := OpenFile(p)
+		pf, err := OpenInput(p)
 		if err != nil {
 			return nil, st, err
 		}

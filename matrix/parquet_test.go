@@ -158,6 +158,8 @@ func TestOpenFIFO(t *testing.T) {
 		"ListFiles(dir)":  func() error { _, err := ListFiles(dir); return err },
 		"ReadMatrix":      func() error { _, _, err := ReadMatrix(fifo, ReadOptions{}); return err },
 		"OpenFile":        func() error { _, err := OpenFile(fifo); return err },
+		"OpenInput":       func() error { _, err := OpenInput(fifo); return err },
+		"Read":            func() error { return Read(fifo, func(string, []uint32) error { return nil }) },
 	} {
 		if err := within(t, read); err == nil || err.Error() != want {
 			t.Errorf("%s: %v, want %q", name, err, want)
