@@ -370,7 +370,7 @@ func TestFinishDedupe(t *testing.T) {
 		m.Append("a", []uint32{0, 1})
 		return m
 	}
-	if _, _, err := finish(mk(), &Stats{}, "in", Options{}, false); err == nil || !strings.Contains(err.Error(), `in: duplicate user id "a"`) {
+	if _, _, err := finish(mk(), &Stats{}, "in", Options{}, false); err == nil || err.Error() != "in: row 2: user id repeats row 0 (merge repeats, e.g. --dedupe=union)" {
 		t.Fatalf("refuse: error %v", err)
 	}
 	m, st, err := finish(mk(), &Stats{}, "in", Options{Dedupe: matrix.DedupeUnion}, false)

@@ -12,7 +12,9 @@
 // When the releases' ids do not join (pseudonyms under different keys),
 // users cannot be followed from release to release, and Classes measures
 // what can still be linked: classes of one release whose released feature
-// set reappears in the next, and how their sizes changed.
+// set reappears in the next, and how their sizes changed. Releases that
+// record one pseudonym key fingerprint were made under one key: their ids
+// join whatever their overlap, and Report.CheckKeys lists such pairs.
 //
 // The package has no Beam in it; it works on released matrices in memory.
 package linkage

@@ -135,3 +135,27 @@ func TestMeasureMode(t *testing.T) {
 		t.Errorf("disjoint: %+v", rep)
 	}
 }
+
+// TestSharedKeys: every pair with one fingerprint, in order; no
+// fingerprint is never shared.
+func TestSharedKeys(t *testing.T) {
+	got := SharedKeys([]string{"f", "", "g", "f", "", "f", "g"})
+	want := []KeyShare{{1, 4, "f"}, {1, 6, "f"}, {3, 7, "g"}, {4, 6, "f"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("SharedKeys = %v, want %v", got, want)
+	}
+	if got := SharedKeys([]string{"", "", "a"}); got != nil {
+		t.Errorf("no shared key: %v", got)
+	}
+	r, err := Measure([]string{"r1", "r2"}, []*matrix.Matrix{release("a", one, "b", one), release("x", one, "y", one)}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CheckKeys([]string{"f"}); err == nil {
+		t.Error("CheckKeys took one fingerprint for two releases")
+	}
+	if err := r.CheckKeys([]string{"f", "f"}); err != nil || len(r.SharedKeys) != 1 || r.Releases[1].KeyFingerprint != "f" ||
+		r.SharedKeys[0].String() != "releases 1 and 2 share a pseudonym key (fingerprint f): their user ids join, so the series is not protected" {
+		t.Errorf("CheckKeys: %+v, %v", r, err)
+	}
+}

@@ -21,6 +21,10 @@ type Report struct {
 	Note       string      `json:"note"`
 	Users      *UserReport `json:"users,omitempty"`
 	ClassLinks []ClassLink `json:"class_links,omitempty"`
+	// SharedKeys are the pairs of releases pseudonymized under one key
+	// (CheckKeys): their ids join whatever their overlap, so the series
+	// is not protected.
+	SharedKeys []KeyShare `json:"shared_keys,omitempty"`
 }
 
 // ReleaseInfo describes one release.
@@ -29,6 +33,53 @@ type ReleaseInfo struct {
 	Rows    int64  `json:"rows"`
 	Classes int64  `json:"classes"`
 	MinSize int64  `json:"min_class"`
+	// KeyFingerprint is the fingerprint of the release's pseudonym key
+	// (pseudonym.Key.Fingerprint), when it records one (CheckKeys).
+	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+}
+
+// KeyShare is two releases pseudonymized under one key: a user has the
+// same pseudonym in both, so the releases link by user id as if the ids
+// were kept.
+type KeyShare struct {
+	// A and B number the releases (1-based), A < B.
+	A int `json:"a"`
+	B int `json:"b"`
+	// Fingerprint is the key's fingerprint.
+	Fingerprint string `json:"fingerprint"`
+}
+
+func (s KeyShare) String() string {
+	return fmt.Sprintf("releases %d and %d share a pseudonym key (fingerprint %s): their user ids join, so the series is not protected",
+		s.A, s.B, s.Fingerprint)
+}
+
+// SharedKeys returns every pair of releases with one key fingerprint, in
+// order; fingerprints[i] is release i+1's, "" when it records none (kept
+// ids, or a release older than fingerprints), which is never shared.
+func SharedKeys(fingerprints []string) []KeyShare {
+	var out []KeyShare
+	for i, a := range fingerprints {
+		for j := i + 1; j < len(fingerprints); j++ {
+			if a != "" && fingerprints[j] == a {
+				out = append(out, KeyShare{A: i + 1, B: j + 1, Fingerprint: a})
+			}
+		}
+	}
+	return out
+}
+
+// CheckKeys records the releases' key fingerprints (fingerprints[i] is
+// release i+1's; "" for none) and the pairs that share one in SharedKeys.
+func (r *Report) CheckKeys(fingerprints []string) error {
+	if len(fingerprints) != len(r.Releases) {
+		return fmt.Errorf("linkage: %d key fingerprints for %d releases", len(fingerprints), len(r.Releases))
+	}
+	for i, fp := range fingerprints {
+		r.Releases[i].KeyFingerprint = fp
+	}
+	r.SharedKeys = SharedKeys(fingerprints)
+	return nil
 }
 
 // Measure links releases (names label them in the report): by user id

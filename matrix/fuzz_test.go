@@ -58,6 +58,6 @@ func readBytes(data []byte, opts ReadOptions) (*Matrix, error) {
 	if err := pf.appendTo(m); err != nil {
 		return nil, err
 	}
-	m, _, err = finishRead("fuzz.parquet", m, opts, ReadStats{Files: 1})
+	m, _, err = finishRead("fuzz.parquet", m, nil, opts, ReadStats{Files: 1})
 	return m, err
 }

@@ -174,14 +174,28 @@ func ParseDedupePolicy(s string) (DedupePolicy, error) {
 	return 0, fmt.Errorf("invalid dedupe policy %q (want refuse or union)", s)
 }
 
-// DuplicateUserError reports a user id that occurs on two rows.
+// DuplicateUserError reports a user id that occurs on two rows. It says
+// where, never which id: ids are personal data (or pseudonyms, which stay
+// out of logs too).
 type DuplicateUserError struct {
-	User        string
-	First, Then int // row numbers
+	// First and Then are the two rows, First the earlier: 0-based rows of
+	// FirstFile and ThenFile when the rows were read from files
+	// (ReadMatrix), else rows of the matrix.
+	First, Then int
+	// FirstFile and ThenFile are the files of the two rows; "" for a
+	// matrix that was not read from files.
+	FirstFile, ThenFile string
 }
 
 func (e *DuplicateUserError) Error() string {
-	return fmt.Sprintf("duplicate user id %q at rows %d and %d (use --dedupe=union to merge)", e.User, e.First, e.Then)
+	const hint = " (merge repeats, e.g. --dedupe=union)"
+	switch {
+	case e.ThenFile == "":
+		return fmt.Sprintf("row %d: user id repeats row %d%s", e.Then, e.First, hint)
+	case e.FirstFile == e.ThenFile:
+		return fmt.Sprintf("%s: row %d: user id repeats row %d%s", e.ThenFile, e.Then, e.First, hint)
+	}
+	return fmt.Sprintf("%s: row %d: user id repeats %s row %d%s", e.ThenFile, e.Then, e.FirstFile, e.First, hint)
 }
 
 // UserOrder returns the row numbers of m sorted by user id (rows of equal
@@ -194,21 +208,64 @@ func UserOrder(m *Matrix) ([]int32, error) {
 	slices.SortStableFunc(order, func(a, b int32) int { return strings.Compare(m.Users[a], m.Users[b]) })
 	for i := 1; i < len(order); i++ {
 		if m.Users[order[i]] == m.Users[order[i-1]] {
-			return nil, &DuplicateUserError{User: m.Users[order[i]], First: int(min(order[i-1], order[i])), Then: int(max(order[i-1], order[i]))}
+			return nil, &DuplicateUserError{First: int(min(order[i-1], order[i])), Then: int(max(order[i-1], order[i]))}
 		}
 	}
 	return order, nil
 }
 
+// rowSources maps the rows of a matrix read from several files to the
+// files they came from; nil for a matrix in memory.
+type rowSources struct {
+	files  []string
+	starts []int // starts[i] is the matrix row of files[i]'s row 0
+}
+
+// add records that the rows from the matrix's row start on come from path.
+func (s *rowSources) add(path string, start int) {
+	s.files = append(s.files, path)
+	s.starts = append(s.starts, start)
+}
+
+// locate returns the file of matrix row r and r's row in it.
+func (s *rowSources) locate(r int) (string, int) {
+	if s == nil || len(s.files) == 0 {
+		return "", r
+	}
+	i, found := slices.BinarySearch(s.starts, r)
+	if !found {
+		i--
+	}
+	// Files without rows share their start with the next file: take the
+	// last file starting at or before r.
+	for i+1 < len(s.starts) && s.starts[i+1] <= r {
+		i++
+	}
+	return s.files[i], r - s.starts[i]
+}
+
+// duplicate is the error for matrix rows first and then holding one id.
+func (s *rowSources) duplicate(first, then int) *DuplicateUserError {
+	e := &DuplicateUserError{}
+	e.FirstFile, e.First = s.locate(first)
+	e.ThenFile, e.Then = s.locate(then)
+	return e
+}
+
 // Dedupe applies policy to repeated user ids. It returns the matrix (m itself
 // when nothing repeats) and the number of rows merged away.
 func Dedupe(m *Matrix, policy DedupePolicy) (*Matrix, int, error) {
+	return dedupe(m, policy, nil)
+}
+
+// dedupe is Dedupe, naming the files of src in its errors.
+func dedupe(m *Matrix, policy DedupePolicy, src *rowSources) (*Matrix, int, error) {
 	first := make(map[string]int, len(m.Users))
 	var dups []int
 	for i, u := range m.Users {
 		if j, ok := first[u]; ok {
 			if policy == DedupeRefuse {
-				return nil, 0, &DuplicateUserError{User: u, First: j, Then: i}
+				return nil, 0, src.duplicate(j, i)
 			}
 			dups = append(dups, i)
 			continue

@@ -24,9 +24,10 @@ func metadataOptions(md map[string]string) []parquet.WriterOption {
 // Metadata returns the value of key in the file's key/value metadata.
 func (pf *File) Metadata(key string) (string, bool) { return pf.pf.Lookup(key) }
 
-// FilesMetadata returns the values key has in the files of spec (as
-// ListFiles reads it), mapped to the files that carry each; files without
-// the key are listed under "".
+// FilesMetadata returns the values key has in the files of the input spec
+// (as ListFiles lists them and OpenInput opens them: a release is
+// refused; see Release for its metadata), mapped to the files that carry
+// each; files without the key are listed under "".
 func FilesMetadata(spec, key string) (map[string][]string, error) {
 	files, err := ListFiles(spec)
 	if err != nil {
@@ -34,7 +35,7 @@ func FilesMetadata(spec, key string) (map[string][]string, error) {
 	}
 	values := map[string][]string{}
 	for _, path := range files {
-		f, err := OpenFile(path)
+		f, err := OpenInput(path)
 		if err != nil {
 			return nil, err
 		}
@@ -57,4 +58,8 @@ const (
 	MetaKeyFingerprint = "smoothanon.key_fingerprint"
 	// ReleaseFormat is the value of MetaRelease.
 	ReleaseFormat = "1"
+	// MetaUserIDs is how a release names its users, "pseudonym" (the
+	// value of pseudonym.Pseudonymize.String()); files of releases with
+	// kept ids carry no value. pseudonym.MetadataKey is this key.
+	MetaUserIDs = "smoothanon.user_ids"
 )

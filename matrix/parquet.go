@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
@@ -63,15 +65,6 @@ func (e *FileError) Error() string {
 
 func (e *FileError) Unwrap() error { return e.Err }
 
-// ListFiles expands an input spec into a sorted list of Parquet files. The
-// spec is a file, a directory (its *.parquet files), a glob, or several of
-// these separated by commas; each may be local or a gs://, s3:// or memfs://
-// URI (see storage.Expand). It is an error for the spec to match nothing,
-// and for a directory of release shards to lack its _SUCCESS manifest.
-func ListFiles(spec string) ([]string, error) {
-	return storage.Expand(context.Background(), spec, ".parquet")
-}
-
 // File is an open Parquet file of rows whose schema has been checked.
 type File struct {
 	Path string
@@ -89,8 +82,15 @@ type File struct {
 // OpenFile opens a Parquet file (local or a URI, see storage.Open) and
 // checks that it has a string user_id column and an integer-list features
 // column. Remote files are read by ranges: a row group is fetched without
-// the rest of its file.
+// the rest of its file. A local path must be a regular file: a named
+// pipe, socket or device is refused before it is opened (opening a FIFO
+// would block until a writer came).
 func OpenFile(path string) (*File, error) {
+	if storage.IsLocal(path) {
+		if err := checkRegular(path); err != nil {
+			return nil, err
+		}
+	}
 	f, err := storage.Open(context.Background(), path)
 	if err != nil {
 		var se *storage.Error
@@ -106,6 +106,18 @@ func OpenFile(path string) (*File, error) {
 	}
 	pfile.f = f
 	return pfile, nil
+}
+
+// checkRegular refuses a local path that is not a regular file, as
+// "PATH: is a named pipe, not a regular file" (storage.Stat's causes); a
+// missing file is left to the open that follows.
+func checkRegular(path string) error {
+	_, err := storage.Stat(context.Background(), path)
+	var pe *fs.PathError
+	if err == nil || errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) {
+		return nil
+	}
+	return &FileError{Path: path, Row: -1, Err: pe.Err}
 }
 
 // openReader is OpenFile on the size bytes of r, named path in errors;
@@ -252,7 +264,8 @@ func (pf *File) NumRowGroups() int { return len(pf.pf.RowGroups()) }
 func (pf *File) RowGroupRows(g int) int64 { return pf.pf.RowGroups()[g].NumRows() }
 
 // RowFunc receives one row. The features slice is sorted, free of repeats and
-// reused after the call returns; user is a fresh string.
+// reused after the call returns; user is a fresh string of valid UTF-8 (a
+// file holding another user id is refused).
 type RowFunc func(user string, features []uint32) error
 
 // ReadRowGroup streams the rows of row group g to fn, in file order.
@@ -288,7 +301,12 @@ func (pf *File) ReadRowGroup(g int, fn RowFunc) (err error) {
 		if uv.IsNull() {
 			return &FileError{Path: pf.Path, Row: row, Column: ColUserID, Err: errors.New("null user id")}
 		}
-		user := string(uv.ByteArray())
+		ub := uv.ByteArray()
+		if !utf8.Valid(ub) {
+			// The id's bytes stay out of the message: it is personal data.
+			return &FileError{Path: pf.Path, Row: row, Column: ColUserID, Err: errors.New("not valid UTF-8")}
+		}
+		user := string(ub)
 		buf = buf[:0]
 		first := true
 		for {
@@ -459,15 +477,15 @@ func (c *cursor) close() {
 	c.pages.Close()
 }
 
-// Read streams every row of every file matched by spec (see ListFiles) to fn,
-// in sorted file order.
+// Read streams every row of every file of the input spec (see ListFiles;
+// every file is opened with OpenInput) to fn, in sorted file order.
 func Read(spec string, fn RowFunc) error {
 	files, err := ListFiles(spec)
 	if err != nil {
 		return err
 	}
 	for _, p := range files {
-		pf, err := OpenFile(p)
+		pf, err := OpenInput(p)
 		if err != nil {
 			return err
 		}
@@ -495,7 +513,10 @@ type ReadStats struct {
 	DroppedRepeat int // repeated feature ids dropped inside rows
 }
 
-// ReadMatrix reads every row of spec into memory.
+// ReadMatrix reads every row of the input spec (see ListFiles; every file
+// is opened with OpenInput) into memory. A repeated user id is a
+// *DuplicateUserError naming the files and rows of both occurrences,
+// unless opts.Dedupe merges them.
 func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
 	var st ReadStats
 	files, err := ListFiles(spec)
@@ -504,18 +525,20 @@ func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
 	}
 	st.Files = len(files)
 	m := New(0, 0)
+	src := &rowSources{}
 	for _, p := range files {
-		pf, err := OpenFile(p)
+		pf, err := OpenInput(p)
 		if err != nil {
 			return nil, st, err
 		}
+		src.add(p, m.NumRows())
 		err = pf.appendTo(m)
 		pf.Close()
 		if err != nil {
 			return nil, st, err
 		}
 	}
-	return finishRead(spec, m, opts, st)
+	return finishRead(spec, m, src, opts, st)
 }
 
 // appendTo appends every row of pf to m.
@@ -529,14 +552,18 @@ func (pf *File) appendTo(m *Matrix) error {
 }
 
 // finishRead applies ReadMatrix's checks and deduplication to the rows m
-// read from spec.
-func finishRead(spec string, m *Matrix, opts ReadOptions, st ReadStats) (*Matrix, ReadStats, error) {
+// read from spec, from the files of src (nil: spec names the rows in
+// errors).
+func finishRead(spec string, m *Matrix, src *rowSources, opts ReadOptions, st ReadStats) (*Matrix, ReadStats, error) {
 	if m.NumRows() == 0 && !opts.AllowEmpty {
 		return nil, st, fmt.Errorf("%s: empty input (no rows)", spec)
 	}
-	m2, merged, err := Dedupe(m, opts.Dedupe)
+	m2, merged, err := dedupe(m, opts.Dedupe, src)
 	if err != nil {
-		return nil, st, fmt.Errorf("%s: %w", spec, err)
+		if src == nil {
+			err = fmt.Errorf("%s: %w", spec, err)
+		}
+		return nil, st, err
 	}
 	st.MergedRows = merged
 	return m2, st, nil

@@ -1,10 +1,13 @@
 package matrix
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -120,5 +123,60 @@ func TestWrittenFileIsReadable(t *testing.T) {
 	}
 	if st.Mode().Perm() != 0o644 {
 		t.Errorf("mode = %v, want 0644", st.Mode().Perm())
+	}
+}
+
+// TestUserIDUTF8: a user id that is not valid UTF-8 is refused, naming the
+// file, the row and the column but never the id's bytes.
+func TestUserIDUTF8(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bad.parquet")
+	secret := "s\xffcret"
+	writeRows(t, p, []parquetRow{{"ok", []uint32{1}}, {secret, []uint32{2}}})
+	want := p + ": row 1: column user_id: not valid UTF-8"
+	_, _, err := ReadMatrix(p, ReadOptions{})
+	var fe *FileError
+	if err == nil || err.Error() != want || !errors.As(err, &fe) || fe.Row != 1 || fe.Column != ColUserID {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	if strings.Contains(err.Error(), "cret") || strings.Contains(err.Error(), `\xff`) {
+		t.Errorf("the error shows the id: %v", err)
+	}
+}
+
+// TestOpenFIFO: a named pipe as input, named or in a directory, is
+// refused at once with one line instead of blocking forever.
+func TestOpenFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "in.parquet")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	want := fifo + ": is a named pipe, not a regular file"
+	for name, read := range map[string]func() error{
+		"ListFiles(file)": func() error { _, err := ListFiles(fifo); return err },
+		"ListFiles(dir)":  func() error { _, err := ListFiles(dir); return err },
+		"ReadMatrix":      func() error { _, _, err := ReadMatrix(fifo, ReadOptions{}); return err },
+		"OpenFile":        func() error { _, err := OpenFile(fifo); return err },
+		"OpenInput":       func() error { _, err := OpenInput(fifo); return err },
+		"Read":            func() error { return Read(fifo, func(string, []uint32) error { return nil }) },
+	} {
+		if err := within(t, read); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", name, err, want)
+		}
+	}
+}
+
+// within runs fn and fails the test if it has not returned in 10 s.
+func within(t *testing.T, fn func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("blocked (opened a named pipe?)")
+		return nil
 	}
 }

@@ -1,6 +1,10 @@
 package pseudonym
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/smoothanon/smoothanon/matrix"
+)
 
 // Mode says how a release names its users.
 type Mode int
@@ -39,4 +43,4 @@ func ParseMode(s string) (Mode, error) {
 // MetadataKey is the Parquet key/value metadata key that marks a release's
 // user id mode; its value is Mode.String(). Releases with kept ids carry no
 // mark, so their bytes stay as they were before pseudonyms existed.
-const MetadataKey = "smoothanon.user_ids"
+const MetadataKey = matrix.MetaUserIDs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -393,8 +394,9 @@ func TestDuplicateUser(t *testing.T) {
 	m := randomMatrix(1, 10, 10, 2)
 	m.Users[7] = m.Users[2]
 	_, err := Solve(context.Background(), m, Params{K: 2})
-	if err == nil || !strings.Contains(err.Error(), m.Users[2]) {
-		t.Fatalf("error = %v, want a duplicate user error", err)
+	var dup *matrix.DuplicateUserError
+	if !errors.As(err, &dup) || err.Error() != "row 7: user id repeats row 2 (merge repeats, e.g. --dedupe=union)" {
+		t.Fatalf("error = %v, want a duplicate user error naming rows 2 and 7", err)
 	}
 }
 

@@ -10,14 +10,24 @@ import (
 	"strings"
 )
 
-// shardPattern matches the file names of a release's shards.
-var shardPattern = regexp.MustCompile(`^part-\d{5}-of-\d{5}\.parquet$`)
+// shardPattern matches the file names of a release's shards: shard i of
+// n, part-NNNNN-of-NNNNN.parquet, with the publishing run's token of 12
+// lowercase hex digits before the extension in the releases that carry
+// one (part-NNNNN-of-NNNNN-0123456789ab.parquet).
+var shardPattern = regexp.MustCompile(`^part-\d{5}-of-\d{5}(-[0-9a-f]{12})?\.parquet$`)
+
+// IsShardName reports whether name, a base name, is the name of a
+// release's shard: part-NNNNN-of-NNNNN.parquet or
+// part-NNNNN-of-NNNNN-<12 lowercase hex digits>.parquet.
+func IsShardName(name string) bool { return shardPattern.MatchString(name) }
 
 // Expand turns an input spec into a sorted list of files: the spec is a
 // file, a directory (its files ending in ext), a glob, or several of these
 // separated by commas; it is an error for it to match nothing. A directory
-// holding release shards (part-NNNNN-of-NNNNN.parquet) must hold the
-// _SUCCESS manifest of a finished publish, and every shard it lists.
+// holding release shards (IsShardName) must hold the _SUCCESS manifest of
+// a finished publish, and every shard it lists. A local path must be a
+// regular file or a directory: a named pipe, socket or device is refused
+// (reading one would block or never end).
 func Expand(ctx context.Context, spec, ext string) ([]string, error) {
 	var files []string
 	for _, part := range strings.Split(spec, ",") {
@@ -94,6 +104,9 @@ func expandLocal(ctx context.Context, part, ext string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %v", p, err)
 		}
 		if !st.IsDir() {
+			if !st.Mode().IsRegular() {
+				return nil, fmt.Errorf("%s: %w", p, errNotRegular(st.Mode()))
+			}
 			files = append(files, p)
 			continue
 		}
@@ -107,6 +120,15 @@ func expandLocal(ctx context.Context, part, ext string) ([]string, error) {
 		inner, err = releaseFiles(ctx, p, inner)
 		if err != nil {
 			return nil, err
+		}
+		for _, f := range inner {
+			st, err := os.Stat(f)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", f, err)
+			}
+			if !st.Mode().IsRegular() {
+				return nil, fmt.Errorf("%s: %w", f, errNotRegular(st.Mode()))
+			}
 		}
 		files = append(files, inner...)
 	}

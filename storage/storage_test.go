@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/smoothanon/smoothanon/storage"
@@ -227,5 +228,51 @@ func TestJoinSplit(t *testing.T) {
 	}
 	if got := storage.Join("gs://b/x/", "y", "z"); got != "gs://b/x/y/z" {
 		t.Errorf("Join = %s", got)
+	}
+}
+
+// Shard names with and without the run token are shards; anything else
+// is not, and a directory of token-named shards without _SUCCESS is an
+// interrupted publish.
+func TestShardNames(t *testing.T) {
+	for name, want := range map[string]bool{
+		"part-00000-of-00002.parquet":               true,
+		"part-00001-of-00002-0123456789ab.parquet":  true,
+		"part-00001-of-00002-0123456789AB.parquet":  false,
+		"part-00001-of-00002-0123456789a.parquet":   false,
+		"part-00001-of-00002-0123456789abc.parquet": false,
+		"part-00000-c000.snappy.parquet":            false,
+		"part-0.parquet":                            false,
+	} {
+		if got := storage.IsShardName(name); got != want {
+			t.Errorf("IsShardName(%s) = %v, want %v", name, got, want)
+		}
+	}
+	ctx := context.Background()
+	forEachStore(t, func(t *testing.T, root string) {
+		dir := storage.Join(root, "rel")
+		storage.MkdirAll(dir)
+		if err := storage.WriteFile(ctx, storage.Join(dir, "part-00000-of-00001-0123456789ab.parquet"), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := storage.Expand(ctx, dir, ".parquet"); !errors.Is(err, storage.ErrNotRelease) {
+			t.Fatalf("token-named shards without _SUCCESS: %v", err)
+		}
+	})
+}
+
+// A named pipe is refused by Expand, named or in a directory, with one
+// line: reading it would block.
+func TestExpandFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "in.parquet")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	for _, spec := range []string{fifo, dir, filepath.Join(dir, "*.parquet")} {
+		_, err := storage.Expand(context.Background(), spec, ".parquet")
+		if want := fifo + ": is a named pipe, not a regular file"; err == nil || err.Error() != want {
+			t.Errorf("Expand(%s) = %v, want %q", spec, err, want)
+		}
 	}
 }

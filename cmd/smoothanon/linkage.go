@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -34,7 +35,7 @@ func (l *releaseList) Set(s string) error {
 func runLinkage(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("linkage", stderr)
 	var releases releaseList
-	fs.Var(&releases, "release", "a release: Parquet file, directory of shards, glob or comma list; repeat once per release, oldest first (at least 2)")
+	fs.Var(&releases, "release", "a release: its directory (holding _SUCCESS) or its single Parquet file; repeat once per release, oldest first (at least 2)")
 	k := fs.Int("k", 0, "the releases' k (required, at least 2)")
 	date := dateFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -59,16 +60,28 @@ func runLinkage(args []string, stdout, stderr io.Writer) error {
 		return usageErr("%d --release given, at most %d", len(releases), linkage.MaxReleases)
 	}
 	rels := make([]*matrix.Matrix, len(releases))
+	fingerprints := make([]string, len(releases))
 	for i, spec := range releases {
-		m, err := readAllRows(spec)
+		rel, m, err := readRelease(spec, matrix.ReleaseOptions{})
 		if err != nil {
 			return inputErr(err)
 		}
-		rels[i] = m
+		rels[i], fingerprints[i] = m, rel.KeyFingerprint
 	}
 	r, err := linkage.Measure(releases, rels, *k)
 	if err != nil {
 		return inputErr(err)
+	}
+	if err := r.CheckKeys(fingerprints); err != nil {
+		return err
+	}
+	// Releases under one key join by id, whatever their overlap says.
+	var shared error
+	if len(r.SharedKeys) > 0 {
+		shared = &exitError{code: 1, err: errors.New(r.SharedKeys[0].String())}
+		if n := len(r.SharedKeys) - 1; n > 0 {
+			shared = &exitError{code: 1, err: fmt.Errorf("%s (and %d more pairs: shared_keys in the report)", r.SharedKeys[0], n)}
+		}
 	}
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -83,11 +96,14 @@ func runLinkage(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "smoothanon linkage: release %d -> %d: %d of %d classes reappear with the same feature set (%d same size, %d grew, %d shrank, %d changed by fewer than k users)\n",
 				l.From, l.To, l.Matched, l.ClassesTo, l.SameSize, l.Grew, l.Shrank, l.ChangedBelowK)
 		}
-		return nil
+		return shared
 	}
 	u := r.Users
 	fmt.Fprintf(stderr, "smoothanon linkage: %d users over %d releases: linked set < k=%d for %d (%.1f%%), < k/2 for %d (%.1f%%), pinned to 1 for %d (%.1f%%), smallest %d\n",
 		u.Users, len(rels), *k, u.BelowK, 100*u.BelowKFraction, u.BelowHalfK, 100*u.BelowHalfKFraction, u.Pinned, 100*u.PinnedFraction, u.MinSet)
+	if shared != nil {
+		return shared
+	}
 	if u.BelowK > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("linked releases are not %d-anonymous: %d users have a linked set below k", *k, u.BelowK)}
 	}

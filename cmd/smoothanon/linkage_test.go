@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,11 +32,7 @@ func TestLinkageCommand(t *testing.T) {
 	r1, r2, r3 := filepath.Join(dir, "r1.parquet"), filepath.Join(dir, "r2"), filepath.Join(dir, "r3.parquet")
 	writeRelease2(t, r1, map[string][]uint32{"a": {1}, "b": {1}, "c": {2}, "d": {2}})
 	// r2 is a directory of two shards.
-	if err := mkdir(r2); err != nil {
-		t.Fatal(err)
-	}
-	writeRelease2(t, filepath.Join(r2, "part-0.parquet"), map[string][]uint32{"a": {1}, "c": {1}})
-	writeRelease2(t, filepath.Join(r2, "part-1.parquet"), map[string][]uint32{"b": {2}, "d": {2}})
+	writeReleaseDir(t, r2, nil, usersMatrix(map[string][]uint32{"a": {1}, "c": {1}}), usersMatrix(map[string][]uint32{"b": {2}, "d": {2}}))
 	writeRelease2(t, r3, map[string][]uint32{"x": {1}, "y": {1}, "z": {2}, "w": {2}})
 
 	run := func(args ...string) (int, *linkage.Report, string) {
@@ -73,5 +68,3 @@ func TestLinkageCommand(t *testing.T) {
 		}
 	}
 }
-
-func mkdir(path string) error { return os.MkdirAll(path, 0o755) }

@@ -15,7 +15,7 @@ import (
 
 func readUsers(t *testing.T, path string) map[string]bool {
 	t.Helper()
-	m, err := readAllRows(path)
+	_, m, err := readRelease(path, matrix.ReleaseOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +69,8 @@ func TestSolvePseudonyms(t *testing.T) {
 	if r := readReport(t, defRep); r.UserIds != "pseudonym" || r.LinkageWarning != "" {
 		t.Error("report does not say user_ids pseudonym")
 	}
-	if vals, _ := matrix.FilesMetadata(def, pseudonym.MetadataKey); len(vals["pseudonym"]) != 1 {
-		t.Errorf("release not marked: %v", vals)
+	if rel, err := matrix.OpenRelease(def, matrix.ReleaseOptions{}); err != nil || rel.UserIDs != pseudonym.Pseudonymize.String() {
+		t.Errorf("release not marked: %+v, %v", rel, err)
 	}
 
 	a, _ := solve("a", "--pseudonym_key_file", keyFile)
@@ -116,8 +116,8 @@ func TestSolvePseudonyms(t *testing.T) {
 	if h := fmt.Sprintf("%x", sha256.Sum256(mustRead(t, keep))); h != keepSHA256 {
 		t.Errorf("keep release sha256 %s, want %s", h, keepSHA256)
 	}
-	if vals, _ := matrix.FilesMetadata(keep, pseudonym.MetadataKey); len(vals["keep"]) != 1 {
-		t.Errorf("keep release is not marked keep: %v", vals)
+	if rel, err := matrix.OpenRelease(keep, matrix.ReleaseOptions{}); err != nil || rel.UserIDs != pseudonym.Keep.String() {
+		t.Errorf("keep release is not marked keep: %+v, %v", rel, err)
 	}
 	if r := readReport(t, keepRep); r.UserIds != "keep" || !strings.Contains(r.LinkageWarning, "not protected") {
 		t.Errorf("keep report lacks the mode or the warning: %v", r)

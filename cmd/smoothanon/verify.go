@@ -19,7 +19,7 @@ func init() {
 func runVerify(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("verify", stderr)
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
-	output := fs.String("output", "", "release to check, same forms as --input (required)")
+	output := fs.String("output", "", "release to check: its directory (holding _SUCCESS) or its single Parquet file; every shard is checked against _SUCCESS, CRC-32C included (required)")
 	k := fs.Int("k", 0, "smallest allowed class size (required, at least 2)")
 	mode := modeFlag(fs)
 	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union (as given to the anonymizer); repeats in the release are always reported")
@@ -45,11 +45,11 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	out, err := readAllRows(*output)
+	rel, out, err := readRelease(*output, matrix.ReleaseOptions{VerifyChecksums: true})
 	if err != nil {
 		return inputErr(err)
 	}
-	r, err := checkRelease(in, out, params, *output, ids, stderr)
+	r, err := checkRelease(in, out, params, rel, ids, stderr)
 	if err != nil {
 		return err
 	}
@@ -72,18 +72,24 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// readAllRows reads every row of spec as it is, keeping repeated user ids
-// (verify reports them rather than refusing the file).
-func readAllRows(spec string) (*matrix.Matrix, error) {
+// readRelease opens the release spec, every shard checked against its
+// manifest (matrix.OpenRelease), and reads every row as it is, keeping
+// repeated user ids (verify reports them rather than refusing the
+// release).
+func readRelease(spec string, opts matrix.ReleaseOptions) (*matrix.Release, *matrix.Matrix, error) {
+	rel, err := matrix.OpenRelease(spec, opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	m := matrix.New(0, 0)
-	err := matrix.Read(spec, func(u string, f []uint32) error {
+	err = rel.Read(func(u string, f []uint32) error {
 		m.Users = append(m.Users, u)
 		m.Features = append(m.Features, f...)
 		m.Offsets = append(m.Offsets, int64(len(m.Features)))
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return m, nil
+	return rel, m, nil
 }

@@ -10,17 +10,15 @@ import (
 	"github.com/smoothanon/smoothanon/verify"
 )
 
-// checkRelease verifies out against in, as the release's user id mode
-// allows: a release marked pseudonymized is checked in full when the key
+// checkRelease verifies out, the rows of rel, against in, as the
+// release's user id mode (rel.UserIDs: its manifest's, else its files'
+// mark) allows: a pseudonymized release is checked in full when the key
 // is given (the input's ids are pseudonymized under it first), and without
 // the key only by the checks that need no matching of users, said on
 // stderr and in the report.
-func checkRelease(in, out *matrix.Matrix, params verify.Params, output string, ids *userIDFlags, stderr io.Writer) (*smoothanonpb.RunReport, error) {
-	marks, err := matrix.FilesMetadata(output, pseudonym.MetadataKey)
-	if err != nil {
-		return nil, inputErr(err)
-	}
-	pseudo := len(marks[pseudonym.Pseudonymize.String()]) > 0
+func checkRelease(in, out *matrix.Matrix, params verify.Params, rel *matrix.Release, ids *userIDFlags, stderr io.Writer) (*smoothanonpb.RunReport, error) {
+	output := rel.Spec
+	pseudo := rel.UserIDs == pseudonym.Pseudonymize.String()
 	src := ids.source()
 	if !pseudo {
 		if src.Given() {
@@ -44,6 +42,9 @@ func checkRelease(in, out *matrix.Matrix, params verify.Params, output string, i
 	key, _, err := src.Load()
 	if err != nil {
 		return nil, usageErr("%v", err)
+	}
+	if fp := key.Fingerprint(); rel.KeyFingerprint != "" && fp != rel.KeyFingerprint {
+		return nil, usageErr("%s was pseudonymized under another key (key fingerprint %s; the key given has %s)", output, rel.KeyFingerprint, fp)
 	}
 	if in, err = pseudonym.Matrix(in, key); err != nil {
 		return nil, inputErr(err)

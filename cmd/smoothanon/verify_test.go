@@ -48,9 +48,9 @@ func TestVerifyCommand(t *testing.T) {
 		verifyRow{"d", []uint32{5, 6}}, verifyRow{"b", []uint32{1, 2}})
 	// The release is also valid when sharded into a directory.
 	shards := filepath.Join(dir, "shards")
-	os.Mkdir(shards, 0o755)
-	writeVerifyFile(t, filepath.Join(shards, "part-0.parquet"), verifyRow{"e", []uint32{5, 6}}, verifyRow{"c", []uint32{1, 2}})
-	writeVerifyFile(t, filepath.Join(shards, "part-1.parquet"), verifyRow{"a", []uint32{1, 2}}, verifyRow{"d", []uint32{5, 6}}, verifyRow{"b", []uint32{1, 2}})
+	writeReleaseDir(t, shards, nil,
+		usersMatrix(map[string][]uint32{"e": {5, 6}, "c": {1, 2}}),
+		usersMatrix(map[string][]uint32{"a": {1, 2}, "d": {5, 6}, "b": {1, 2}}))
 
 	for _, out := range []string{good, shards} {
 		code, stdout, stderr := genCLI("verify", "--input", in, "--output", out, "--k", "2", "--mode", "smooth")
@@ -87,7 +87,7 @@ func TestVerifyCommand(t *testing.T) {
 	in2 := writeVerifyFile(t, filepath.Join(dir, "in2.parquet"), verifyRow{"a", []uint32{1}}, verifyRow{"b", []uint32{1}}, verifyRow{"a", []uint32{2}})
 	out2 := writeVerifyFile(t, filepath.Join(dir, "out2.parquet"), verifyRow{"a", []uint32{1}}, verifyRow{"b", []uint32{1}})
 	code, _, stderr = genCLI("verify", "--input", in2, "--output", out2, "--k", "2")
-	if code != 2 || !strings.Contains(stderr, `duplicate user id "a"`) {
+	if code != 2 || stderr != "smoothanon verify: "+in2+": row 2: user id repeats row 0 (merge repeats, e.g. --dedupe=union)\n" {
 		t.Errorf("input repeats, refuse: exit %d, stderr %s", code, stderr)
 	}
 	code, _, stderr = genCLI("verify", "--input", in2, "--output", out2, "--k", "2", "--dedupe", "union")
