@@ -56,8 +56,11 @@ func locateDuplicates(ctx context.Context, staging string, files []string, key *
 				return nil
 			}
 			if first, ok := seen[id]; ok {
-				found = fmt.Errorf("%s: row %d: user id repeats %s row %d (merge repeated ids before anonymizing, e.g. with smoothanon import --dedupe union)",
-					f, row, first.file, first.row)
+				where := fmt.Sprintf("%s row %d", first.file, first.row)
+				if first.file == f {
+					where = fmt.Sprintf("row %d", first.row)
+				}
+				found = fmt.Errorf("%s: row %d: user id repeats %s (merge repeats before anonymizing, e.g. with smoothanon import --dedupe union)", f, row, where)
 				return errFound
 			}
 			seen[id] = place{f, row}

@@ -207,7 +207,8 @@ type Input struct {
 }
 
 // Inspect lists the input files, checks that each opens with the right
-// schema, and returns them with the counts from their footers.
+// schema and is not a release (matrix.OpenInput), and returns them with
+// the counts from their footers.
 func Inspect(spec string) (Input, error) {
 	files, err := matrix.ListFiles(spec)
 	if err != nil {
@@ -215,7 +216,7 @@ func Inspect(spec string) (Input, error) {
 	}
 	in := Input{Files: files}
 	for _, path := range files {
-		f, err := matrix.OpenFile(path)
+		f, err := matrix.OpenInput(path)
 		if err != nil {
 			return Input{}, err
 		}

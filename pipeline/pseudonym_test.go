@@ -37,9 +37,9 @@ func TestRunPseudonyms(t *testing.T) {
 			}
 		}
 	}
-	marks, err := matrix.FilesMetadata(p.Output, pseudonym.MetadataKey)
-	if err != nil || len(marks["pseudonym"]) != 3 {
-		t.Errorf("marks %v %v, want all 3 shards marked", marks, err)
+	rel, err := matrix.OpenRelease(p.Output, matrix.ReleaseOptions{VerifyChecksums: true})
+	if err != nil || rel.UserIDs != "pseudonym" || rel.KeyFingerprint != key.Fingerprint() || len(rel.Files) != 3 {
+		t.Errorf("release %+v %v, want 3 shards marked pseudonym under the key", rel, err)
 	}
 	pin, err := pseudonym.Matrix(in, key)
 	if err != nil {

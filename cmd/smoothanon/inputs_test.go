@@ -53,7 +53,7 @@ func TestReleaseNotInput(t *testing.T) {
 		{in + "," + shard, shard + ": is a shard of the published release " + rel + " (it holds _SUCCESS); a release is never read as input"},
 	} {
 		for _, args := range [][]string{
-			{"solve", "--input", c.input, "--output", filepath.Join(p, "r2.parquet"), "--k", "2"},
+			{"solve", "--input", c.input, "--output", filepath.Join(t.TempDir(), "r2.parquet"), "--k", "2"},
 			{"verify", "--input", c.input, "--output", r1, "--k", "2"},
 		} {
 			code, _, stderr := genCLI(args...)

@@ -14,7 +14,8 @@ import (
 
 // faultEnv, when set in a child started by a test (faultChild), runs the
 // CLI instead of the tests: "stage:signal:ttl" kills the run with signal
-// (KILL or TERM) at that release.Stage, with release.LeaseTTL = ttl; the
+// (KILL or TERM) at that release.Stage, or with signal "WAIT=path" holds
+// it there until path exists; release.LeaseTTL = ttl (if it parses). The
 // command line is in faultArgsEnv as JSON.
 const (
 	faultEnv     = "SMOOTHANON_TEST_FAULT"
@@ -36,8 +37,18 @@ func faultChild(spec string) int {
 		release.LeaseTTL = ttl
 	}
 	sig := map[string]syscall.Signal{"KILL": syscall.SIGKILL, "TERM": syscall.SIGTERM, "INT": syscall.SIGINT}[parts[1]]
+	gate, wait := strings.CutPrefix(parts[1], "WAIT=")
 	release.Fault = func(s release.Stage) {
-		if string(s) == parts[0] && sig != 0 {
+		switch {
+		case string(s) != parts[0]:
+		case wait:
+			for { // hold the run here until the test lets it go
+				if _, err := os.Stat(gate); err == nil {
+					return
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		case sig != 0:
 			syscall.Kill(os.Getpid(), sig)
 			time.Sleep(300 * time.Millisecond) // let the signal land
 		}

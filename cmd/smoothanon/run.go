@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
@@ -28,9 +29,13 @@ func init() {
 // the global flag set (--runner, --endpoint, --environment_type, --project,
 // --region, --staging_location, --worker_binary, --dry_run, ...), so they
 // parse in one pass and land in Beam's own variables.
+// Each run starts from the flags' defaults: a second run in one process
+// (tests, a library caller) does not inherit the first one's runner or
+// endpoint.
 func addGlobalFlags(fs *flag.FlagSet) {
 	flag.CommandLine.VisitAll(func(f *flag.Flag) {
 		if fs.Lookup(f.Name) == nil {
+			resetFlag(f)
 			fs.Var(f.Value, f.Name, f.Usage)
 		}
 	})
@@ -121,7 +126,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "smoothanon run: %s already holds the release of run %s; nothing to do\n", p.Output, res.RunID)
 		return nil
 	}
-	if res != nil && res.Report != nil {
+	if res != nil && res.Report.GetPipeline() != nil {
 		r := res.Report
 		problems(stderr, "run", r)
 		fmt.Fprintf(stderr, "smoothanon run: %d rows in %d chunks on %s, %.1fs: valid=%v published=%v J=%.4f classes=%d suppressed=%d created=%d\n",
@@ -143,6 +148,19 @@ func derefKey(k *pseudonym.Key) pseudonym.Key {
 		return pseudonym.Key{}
 	}
 	return *k
+}
+
+// resetFlag sets a flag of a plain type back to its default; flags of
+// other types (lists that Set appends to) are left as they are.
+func resetFlag(f *flag.Flag) {
+	g, ok := f.Value.(flag.Getter)
+	if !ok || strings.HasPrefix(f.Name, "test.") { // the testing package's own
+		return
+	}
+	switch g.Get().(type) {
+	case string, bool, int, int64, uint, uint64, float64, time.Duration:
+		f.Value.Set(f.DefValue)
+	}
 }
 
 // runnerAliases are the other names Beam registers for the runners the

@@ -53,7 +53,7 @@ func TestSolveCommand(t *testing.T) {
 			if !strings.Contains(stderr, "jaccard") {
 				t.Errorf("no summary on stderr: %q", stderr)
 			}
-			rel, _, err := matrix.ReadMatrix(out, matrix.ReadOptions{})
+			_, rel, err := readRelease(out, matrix.ReleaseOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

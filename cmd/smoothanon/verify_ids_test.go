@@ -51,8 +51,8 @@ func TestVerifyPseudonyms(t *testing.T) {
 	if code != 0 || !r.UsersUnmatched || r.MinClass < 4 || len(r.Checks) == 0 || !strings.Contains(stderr, "users cannot be matched to the input") {
 		t.Errorf("without key: exit %d %v %q", code, r, stderr)
 	}
-	if code, _, _ = verify("--output", rel, "--pseudonym_key_file", other); code != 1 {
-		t.Errorf("wrong key: exit %d, want 1", code)
+	if code, _, stderr = verify("--output", rel, "--pseudonym_key_file", other); code != 2 || !strings.Contains(stderr, "fingerprint") {
+		t.Errorf("wrong key: exit %d %q, want 2 naming the fingerprints", code, stderr)
 	}
 	if code, _, stderr = verify("--output", keep, "--pseudonym_key_file", key); code != 2 || !strings.Contains(stderr, "not marked as pseudonymized") {
 		t.Errorf("key for a kept release: exit %d %q", code, stderr)
