@@ -16,8 +16,9 @@ import (
 )
 
 // clients caches one client per key: a Beam filesystem or a native client
-// per scheme and emulator endpoint (tests start several emulators in one
-// process; a client is bound to the endpoint it was made for).
+// per scheme, emulator endpoint and timeout (tests start several emulators
+// in one process; a client is bound to the endpoint and the timeout it was
+// made for).
 type clients[T any] struct {
 	mu sync.Mutex
 	m  map[string]T
@@ -40,13 +41,14 @@ func (c *clients[T]) get(key string, make func() (T, error)) (T, error) {
 	return v, nil
 }
 
-// endpointKey names the endpoint the scheme's clients talk to.
+// endpointKey names the endpoint the scheme's clients talk to, and the
+// timeout their transport applies.
 func endpointKey(scheme string) string {
 	switch scheme {
 	case SchemeGCS:
-		return scheme + "|" + os.Getenv("STORAGE_EMULATOR_HOST")
+		return scheme + "|" + os.Getenv("STORAGE_EMULATOR_HOST") + "|" + Timeout().String()
 	case SchemeS3:
-		return scheme + "|" + os.Getenv("AWS_ENDPOINT_URL_S3") + "|" + os.Getenv("AWS_ENDPOINT_URL")
+		return scheme + "|" + os.Getenv("AWS_ENDPOINT_URL_S3") + "|" + os.Getenv("AWS_ENDPOINT_URL") + "|" + Timeout().String()
 	}
 	return scheme
 }
