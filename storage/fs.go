@@ -2,17 +2,15 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
-	// The stores Beam's registry serves: local paths, gs://, s3://, memfs://.
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
+	// The stores this package reaches through Beam's registry: memfs://
+	// (and local paths, for Beam code that opens them by the registry).
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
 )
 
 // clients caches one client per key: a Beam filesystem or a native client
@@ -55,16 +53,10 @@ func endpointKey(scheme string) string {
 
 var beamFS clients[filesystem.Interface]
 
-// fsFor returns Beam's filesystem for uri's scheme.
+// fsFor returns Beam's filesystem for uri's scheme (memfs).
 func fsFor(ctx context.Context, uri string) (filesystem.Interface, error) {
-	return beamFS.get(endpointKey(Scheme(uri)), func() (fs filesystem.Interface, err error) {
-		// Beam's s3 filesystem panics when the AWS configuration does not load.
-		defer func() {
-			if p := recover(); p != nil {
-				err = &Error{URI: uri, Err: fmt.Errorf("%v", p)}
-			}
-		}()
-		fs, err = filesystem.New(ctx, uri)
+	return beamFS.get(endpointKey(Scheme(uri)), func() (filesystem.Interface, error) {
+		fs, err := filesystem.New(ctx, uri)
 		if err != nil {
 			return nil, &Error{URI: uri, Err: err}
 		}

@@ -113,12 +113,8 @@ func openGCS(ctx context.Context, uri string) (File, error) {
 	obj := c.Bucket(bucket).Object(key)
 	octx := beginOp(ctx)
 	attrs, err := obj.Attrs(octx)
-	if errors.Is(err, gcs.ErrObjectNotExist) {
-		if _, berr := c.Bucket(bucket).Attrs(octx); errors.Is(berr, gcs.ErrBucketNotExist) {
-			err = berr
-		}
-	}
 	if err != nil {
+		err = gcsMissing(octx, c, bucket, err)
 		return nil, c.wrap(uri, err)
 	}
 	return &gcsFile{ctx: ctx, uri: uri, c: c, obj: obj.Generation(attrs.Generation), size: attrs.Size, gen: attrs.Generation}, nil

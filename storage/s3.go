@@ -14,7 +14,6 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 var s3Clients clients[*s3.Client]
@@ -77,14 +76,7 @@ func openS3(ctx context.Context, uri string) (File, error) {
 	octx := beginOp(ctx)
 	head, err := c.HeadObject(octx, &s3.HeadObjectInput{Bucket: &bucket, Key: &key})
 	if err != nil {
-		// A HEAD answers 404 without a body for a missing bucket too.
-		var nb *types.NotFound
-		if errors.As(err, &nb) {
-			if _, berr := c.HeadBucket(octx, &s3.HeadBucketInput{Bucket: &bucket}); berr != nil && errors.Is(classify(berr), ErrNotExist) {
-				err = ErrNoBucket
-			}
-		}
-		return nil, wrap(uri, err)
+		return nil, wrap(uri, s3Missing(octx, c, bucket, err))
 	}
 	return &s3File{ctx: ctx, uri: uri, c: c, bucket: bucket, key: key,
 		size: aws.ToInt64(head.ContentLength), etag: aws.ToString(head.ETag)}, nil
