@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +20,7 @@ import (
 )
 
 // testTimeout is the bound the fault tests set; every operation must fail
-// within 3·testTimeout + 10 s.
+// within 3·testTimeout + 10 s, Probe within testTimeout + 3 s.
 const testTimeout = time.Second
 
 func setTimeout(t *testing.T, d time.Duration) {
@@ -53,6 +58,7 @@ func faultOps(root string) []faultOp {
 		{"Copy", obj, func(ctx context.Context) error { return storage.Copy(ctx, obj, root+"/copy.bin") }},
 		{"Remove", obj, func(ctx context.Context) error { return storage.Remove(ctx, obj) }},
 		{"RemoveAll", root, func(ctx context.Context) error { return storage.RemoveAll(ctx, root) }},
+		{"Probe", obj, func(ctx context.Context) error { return storage.Probe(ctx, obj) }},
 	}
 }
 
@@ -61,6 +67,7 @@ func faultOps(root string) []faultOp {
 func checkFaults(t *testing.T, ops []faultOp) {
 	t.Helper()
 	bound := 3*testTimeout + 10*time.Second
+	probeBound := testTimeout + 3*time.Second
 	// A hang beyond the bound shows as a context error, not ErrTimeout.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*bound)
 	defer cancel()
@@ -77,6 +84,9 @@ func checkFaults(t *testing.T, ops []faultOp) {
 	wg.Wait()
 	for i, op := range ops {
 		err, limit := errs[i], bound
+		if op.name == "Probe" {
+			limit = probeBound
+		}
 		switch {
 		case !errors.Is(err, storage.ErrTimeout):
 			t.Errorf("%s: %v, want ErrTimeout", op.name, err)
@@ -269,4 +279,88 @@ func TestProxyRelease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refusing is a store that answers every request with status.
+func refusing(t *testing.T, status int) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		if r.Method != http.MethodHead {
+			fmt.Fprintf(w, `{"error":{"code":%d,"message":"refused by the test"}}`, status)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// TestProbe: Probe tells a store that lets us in from a missing bucket,
+// a refusal of the credentials or the request, and a missing local
+// directory; refusals are answers, quick and not ErrTimeout.
+func TestProbe(t *testing.T) {
+	setTimeout(t, 5*time.Second)
+	ctx := context.Background()
+	for _, store := range []string{"gs", "s3"} {
+		t.Run(store, func(t *testing.T) {
+			storagetest.Start(t, store, "bkt")
+			if err := storage.Probe(ctx, store+"://bkt/some/prefix"); err != nil {
+				t.Errorf("Probe of a bucket: %v", err)
+			}
+			err := storage.Probe(ctx, store+"://nobkt/x")
+			if !errors.Is(err, storage.ErrNoBucket) || err.Error() != store+"://nobkt/x: no such bucket" {
+				t.Errorf("Probe of a missing bucket: %v", err)
+			}
+		})
+		for _, c := range []struct {
+			status int
+			want   error
+		}{{http.StatusForbidden, storage.ErrPermission}, {http.StatusUnauthorized, storage.ErrNoCredentials}} {
+			t.Run(fmt.Sprintf("%s/%d", store, c.status), func(t *testing.T) {
+				pointAt(t, store, refusing(t, c.status))
+				start := time.Now()
+				err := storage.Probe(ctx, store+"://bkt/x")
+				if !errors.Is(err, c.want) || errors.Is(err, storage.ErrTimeout) || !strings.HasPrefix(err.Error(), store+"://bkt/x: ") {
+					t.Errorf("Probe answered %d: %v, want %v", c.status, err, c.want)
+				}
+				if took := time.Since(start); took > time.Second {
+					t.Errorf("Probe answered %d took %v", c.status, took)
+				}
+			})
+		}
+	}
+	for _, store := range []string{"gs", "s3"} {
+		t.Run(store+"/stalled", func(t *testing.T) {
+			setTimeout(t, testTimeout)
+			p := storagetest.StartProxy(t, store, "bkt")
+			p.Stall()
+			start := time.Now()
+			err := storage.Probe(ctx, store+"://bkt/x")
+			if took := time.Since(start); !errors.Is(err, storage.ErrTimeout) || took > testTimeout+3*time.Second {
+				t.Errorf("Probe of a stalled store: %v after %v", err, took)
+			}
+			if n := p.Requests(); n != 1 {
+				t.Errorf("Probe sent %d requests, want 1", n)
+			}
+		})
+	}
+	t.Run("local", func(t *testing.T) {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "f")
+		if err := os.WriteFile(file, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			path string
+			ok   bool
+		}{{dir, true}, {filepath.Join(dir, "new", "deeper", "out"), true}, {file, true}, {filepath.Join(file, "x"), false}} {
+			if err := storage.Probe(ctx, c.path); (err == nil) != c.ok {
+				t.Errorf("Probe(%s) = %v, want ok %v", c.path, err, c.ok)
+			}
+		}
+	})
+	t.Run("memfs", func(t *testing.T) {
+		if err := storage.Probe(ctx, "memfs://x/y"); err != nil {
+			t.Errorf("Probe(memfs) = %v", err)
+		}
+	})
 }
