@@ -31,6 +31,7 @@ type Attrs struct {
 // Stat returns the attributes of a file or object; a missing one is an
 // error matching ErrNotExist. A local path must be a regular file.
 func Stat(ctx context.Context, uri string) (Attrs, error) {
+	ctx = beginOp(ctx)
 	switch Scheme(uri) {
 	case SchemeLocal:
 		st, err := os.Stat(uri)
@@ -82,6 +83,7 @@ func errNotRegular(m os.FileMode) error {
 // exactly the content read, so a later Put with Cond{IfVersion:
 // a.Version} replaces it only if nobody has written it since.
 func ReadVersioned(ctx context.Context, uri string) ([]byte, Attrs, error) {
+	ctx = beginOp(ctx)
 	switch Scheme(uri) {
 	case SchemeLocal:
 		f, err := os.Open(uri)

@@ -19,6 +19,10 @@ var (
 	ErrPermission    = fs.ErrPermission
 	ErrNoCredentials = errors.New("no credentials")
 	ErrChanged       = errors.New("object changed while reading")
+	// ErrTimeout is a store that does not answer: connections refused or
+	// dropped, or no answer or no progress within the Timeout, on every
+	// attempt.
+	ErrTimeout = errors.New("the store does not answer")
 )
 
 // Error is a failed operation on one URI; its message is one line naming
@@ -62,9 +66,12 @@ func wrap(uri string, err error) error {
 }
 
 func classify(err error) error {
+	var na *noAnswer
 	switch {
-	case errors.Is(err, ErrChanged), errors.Is(err, ErrNoCredentials), errors.Is(err, ErrNoBucket):
+	case errors.Is(err, ErrChanged), errors.Is(err, ErrNoCredentials), errors.Is(err, ErrNoBucket), errors.Is(err, ErrTimeout):
 		return err
+	case errors.As(err, &na):
+		return &cause{ErrTimeout, na.detail}
 	case errors.Is(err, gcs.ErrBucketNotExist):
 		return ErrNoBucket
 	case errors.Is(err, gcs.ErrObjectNotExist):

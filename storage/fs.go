@@ -2,22 +2,21 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
-	// The stores Beam's registry serves: local paths, gs://, s3://, memfs://.
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/gcs"
+	// The stores this package reaches through Beam's registry: memfs://
+	// (and local paths, for Beam code that opens them by the registry).
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
-	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/s3"
 )
 
 // clients caches one client per key: a Beam filesystem or a native client
-// per scheme and emulator endpoint (tests start several emulators in one
-// process; a client is bound to the endpoint it was made for).
+// per scheme, emulator endpoint and timeout (tests start several emulators
+// in one process; a client is bound to the endpoint and the timeout it was
+// made for).
 type clients[T any] struct {
 	mu sync.Mutex
 	m  map[string]T
@@ -40,29 +39,24 @@ func (c *clients[T]) get(key string, make func() (T, error)) (T, error) {
 	return v, nil
 }
 
-// endpointKey names the endpoint the scheme's clients talk to.
+// endpointKey names the endpoint the scheme's clients talk to, and the
+// timeout their transport applies.
 func endpointKey(scheme string) string {
 	switch scheme {
 	case SchemeGCS:
-		return scheme + "|" + os.Getenv("STORAGE_EMULATOR_HOST")
+		return scheme + "|" + os.Getenv("STORAGE_EMULATOR_HOST") + "|" + Timeout().String()
 	case SchemeS3:
-		return scheme + "|" + os.Getenv("AWS_ENDPOINT_URL_S3") + "|" + os.Getenv("AWS_ENDPOINT_URL")
+		return scheme + "|" + os.Getenv("AWS_ENDPOINT_URL_S3") + "|" + os.Getenv("AWS_ENDPOINT_URL") + "|" + Timeout().String()
 	}
 	return scheme
 }
 
 var beamFS clients[filesystem.Interface]
 
-// fsFor returns Beam's filesystem for uri's scheme.
+// fsFor returns Beam's filesystem for uri's scheme (memfs).
 func fsFor(ctx context.Context, uri string) (filesystem.Interface, error) {
-	return beamFS.get(endpointKey(Scheme(uri)), func() (fs filesystem.Interface, err error) {
-		// Beam's s3 filesystem panics when the AWS configuration does not load.
-		defer func() {
-			if p := recover(); p != nil {
-				err = &Error{URI: uri, Err: fmt.Errorf("%v", p)}
-			}
-		}()
-		fs, err = filesystem.New(ctx, uri)
+	return beamFS.get(endpointKey(Scheme(uri)), func() (filesystem.Interface, error) {
+		fs, err := filesystem.New(ctx, uri)
 		if err != nil {
 			return nil, &Error{URI: uri, Err: err}
 		}

@@ -5,9 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
+	"time"
 
 	gcs "cloud.google.com/go/storage"
+	gax "github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/option"
+	"google.golang.org/api/option/internaloption"
+	htransport "google.golang.org/api/transport/http"
 )
 
 var gcsClients clients[*gcsClient]
@@ -20,18 +26,53 @@ type gcsClient struct {
 	noAuth error
 }
 
+// gcsScopes are the OAuth scopes the client asks of the credentials.
+var gcsScopes = []string{gcs.ScopeFullControl, "https://www.googleapis.com/auth/cloud-platform"}
+
+// defaultRetryGCS is what the GCS client retries by default (HTTP 408,
+// 429, 5xx, dropped connections).
+var defaultRetryGCS = gcs.ShouldRetry
+
+// gcsClientFor returns the client of the current endpoint and timeout. Its
+// requests go through a boundedTransport: with STORAGE_EMULATOR_HOST
+// unauthenticated to the emulator, otherwise with Application Default
+// Credentials layered on top of it, or unauthenticated when there are
+// none. Each step of an operation is tried at most three times, with a
+// short backoff.
 func gcsClientFor(ctx context.Context) (*gcsClient, error) {
 	return gcsClients.get(endpointKey(SchemeGCS), func() (*gcsClient, error) {
-		c, err := gcs.NewClient(ctx)
-		if err == nil {
-			return &gcsClient{Client: c}, nil
-		}
-		anon, aerr := gcs.NewClient(ctx, option.WithoutAuthentication())
-		if aerr != nil {
-			return nil, &cause{ErrNoCredentials, shortDetail(err.Error())}
-		}
-		return &gcsClient{Client: anon, noAuth: err}, nil
+		return newGCSClient(ctx, Timeout())
 	})
+}
+
+// newGCSClient makes the client gcsClientFor caches; extra options are for
+// tests (an endpoint).
+func newGCSClient(ctx context.Context, d time.Duration, extra ...option.ClientOption) (*gcsClient, error) {
+	base := newTransport(d)
+	rt := http.RoundTripper(base)
+	var noAuth error
+	if os.Getenv("STORAGE_EMULATOR_HOST") == "" {
+		auth, err := htransport.NewTransport(ctx, base, option.WithScopes(gcsScopes...),
+			internaloption.WithDefaultEndpointTemplate("https://storage.UNIVERSE_DOMAIN/storage/v1/"),
+			internaloption.WithDefaultMTLSEndpoint("https://storage.mtls.googleapis.com/storage/v1/"),
+			internaloption.WithDefaultUniverseDomain("googleapis.com"),
+			internaloption.EnableNewAuthLibrary())
+		if err != nil {
+			noAuth = err
+		} else {
+			rt = auth
+		}
+	}
+	c, err := gcs.NewClient(ctx, append([]option.ClientOption{option.WithHTTPClient(&http.Client{Transport: rt})}, extra...)...)
+	if err != nil {
+		if noAuth != nil {
+			return nil, &cause{ErrNoCredentials, shortDetail(noAuth.Error())}
+		}
+		return nil, err
+	}
+	c.SetRetry(gcs.WithMaxAttempts(maxAttempts), gcs.WithErrorFunc(retryable),
+		gcs.WithBackoff(gax.Backoff{Initial: 200 * time.Millisecond, Max: time.Second, Multiplier: 2}))
+	return &gcsClient{Client: c, noAuth: noAuth}, nil
 }
 
 // gcsWrap is wrap, naming the missing credentials behind a refusal of an
@@ -70,13 +111,10 @@ func openGCS(ctx context.Context, uri string) (File, error) {
 		return nil, &Error{URI: uri, Err: fmt.Errorf("not an object name")}
 	}
 	obj := c.Bucket(bucket).Object(key)
-	attrs, err := obj.Attrs(ctx)
-	if errors.Is(err, gcs.ErrObjectNotExist) {
-		if _, berr := c.Bucket(bucket).Attrs(ctx); errors.Is(berr, gcs.ErrBucketNotExist) {
-			err = berr
-		}
-	}
+	octx := beginOp(ctx)
+	attrs, err := obj.Attrs(octx)
 	if err != nil {
+		err = gcsMissing(octx, c, bucket, err)
 		return nil, c.wrap(uri, err)
 	}
 	return &gcsFile{ctx: ctx, uri: uri, c: c, obj: obj.Generation(attrs.Generation), size: attrs.Size, gen: attrs.Generation}, nil
@@ -90,7 +128,7 @@ func (f *gcsFile) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	want := min(int64(len(p)), f.size-off)
-	r, err := f.obj.NewRangeReader(f.ctx, off, want)
+	r, err := f.obj.NewRangeReader(newOp(f.ctx), off, want)
 	if err != nil {
 		if errors.Is(err, gcs.ErrObjectNotExist) {
 			err = fmt.Errorf("%w: generation %d is gone", ErrChanged, f.gen)

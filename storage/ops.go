@@ -3,18 +3,25 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sort"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+	"golang.org/x/sync/errgroup"
 )
 
 // ReadFile reads a whole file or object.
 func ReadFile(ctx context.Context, uri string) ([]byte, error) {
-	if IsLocal(uri) {
+	ctx = beginOp(ctx)
+	switch Scheme(uri) {
+	case SchemeLocal:
 		return os.ReadFile(uri)
+	case SchemeGCS:
+		b, _, err := readVersionedGCS(ctx, uri)
+		return b, err
+	case SchemeS3:
+		return readS3(ctx, uri)
 	}
 	fs, err := fsFor(ctx, uri)
 	if err != nil {
@@ -32,12 +39,16 @@ func ReadFile(ctx context.Context, uri string) ([]byte, error) {
 // Size returns the size of a file or object; a missing one is an error
 // matching ErrNotExist.
 func Size(ctx context.Context, uri string) (int64, error) {
-	if IsLocal(uri) {
+	switch Scheme(uri) {
+	case SchemeLocal:
 		st, err := os.Stat(uri)
 		if err != nil {
 			return 0, err
 		}
 		return st.Size(), nil
+	case SchemeGCS, SchemeS3:
+		a, err := Stat(ctx, uri)
+		return a.Size, err
 	}
 	fs, err := fsFor(ctx, uri)
 	if err != nil {
@@ -47,7 +58,8 @@ func Size(ctx context.Context, uri string) (int64, error) {
 	return n, wrap(uri, err)
 }
 
-// Exists reports whether the file or object uri exists.
+// Exists reports whether the file or object uri exists. A missing bucket
+// is an error (ErrNoBucket), not a missing object.
 func Exists(ctx context.Context, uri string) (bool, error) {
 	_, err := Size(ctx, uri)
 	if errors.Is(err, ErrNotExist) {
@@ -56,62 +68,24 @@ func Exists(ctx context.Context, uri string) (bool, error) {
 	return err == nil, err
 }
 
-// List returns the sorted files or objects matching glob; * and ? do not
-// match a /.
-func List(ctx context.Context, glob string) ([]string, error) {
-	if IsLocal(glob) {
-		return filepath.Glob(glob)
-	}
-	fs, err := fsFor(ctx, glob)
-	if err != nil {
-		return nil, err
-	}
-	out, err := fs.List(ctx, glob)
-	if err != nil {
-		return nil, wrap(glob, err)
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// maxTreeDepth bounds how deep ListTree looks below a prefix; the layouts
-// this program writes are two levels deep.
-const maxTreeDepth = 4
-
-// ListTree returns every object under prefix (prefix/... up to
-// maxTreeDepth levels), sorted. Local directories are walked.
-func ListTree(ctx context.Context, prefix string) ([]string, error) {
-	if IsLocal(prefix) {
-		var out []string
-		err := filepath.WalkDir(prefix, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				out = append(out, p)
-			}
-			return err
-		})
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return out, err
-	}
-	var out []string
-	pattern := Clean(prefix)
-	for range maxTreeDepth {
-		pattern += "/*"
-		m, err := List(ctx, pattern)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m...)
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// Copy copies an object server-side (a local file by reading it).
+// Copy copies a file or object to dst within one store: server-side on a
+// bucket (GCS: a rewrite, continued until a large object is done, keeping
+// its CRC-32C; S3: CopyObject, up to 5 GiB, the copy's CRC-32C computed by
+// S3), a local file by streaming it into an atomic write. A missing
+// source is an error naming src, a missing destination bucket one naming
+// dst.
 func Copy(ctx context.Context, src, dst string) error {
-	if IsLocal(src) != IsLocal(dst) || (!IsLocal(src) && Scheme(src) != Scheme(dst)) {
+	if Scheme(src) != Scheme(dst) {
 		return &Error{URI: src, Err: errors.New("copy across stores to " + dst)}
+	}
+	ctx = beginOp(ctx)
+	switch Scheme(src) {
+	case SchemeLocal:
+		return copyLocal(ctx, src, dst)
+	case SchemeGCS:
+		return copyGCS(ctx, src, dst)
+	case SchemeS3:
+		return copyS3(ctx, src, dst)
 	}
 	fs, err := fsFor(ctx, src)
 	if err != nil {
@@ -124,13 +98,36 @@ func Copy(ctx context.Context, src, dst string) error {
 	return wrap(src, c.Copy(ctx, src, dst))
 }
 
+func copyLocal(ctx context.Context, src, dst string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w, err := Create(ctx, dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, f); err != nil {
+		w.Abort()
+		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
+	}
+	return w.Close()
+}
+
 // Remove deletes a file or object; a missing one is not an error.
 func Remove(ctx context.Context, uri string) error {
-	if IsLocal(uri) {
+	ctx = beginOp(ctx)
+	switch Scheme(uri) {
+	case SchemeLocal:
 		if err := os.Remove(uri); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		return nil
+	case SchemeGCS:
+		return removeGCS(ctx, uri)
+	case SchemeS3:
+		return removeS3(ctx, uri)
 	}
 	fs, err := fsFor(ctx, uri)
 	if err != nil {
@@ -146,21 +143,41 @@ func Remove(ctx context.Context, uri string) error {
 	return nil
 }
 
-// RemoveAll deletes a local directory tree or every object under prefix.
+// removeParallel is how many deletes RemoveAll sends at once.
+const removeParallel = 16
+
+// RemoveAll deletes a local directory tree or every object under prefix/
+// (directory placeholders included). The first failure stops it.
 func RemoveAll(ctx context.Context, prefix string) error {
 	if IsLocal(prefix) {
 		return os.RemoveAll(prefix)
 	}
-	objs, err := ListTree(ctx, prefix)
-	if err != nil {
-		return err
-	}
-	for _, o := range objs {
-		if err := Remove(ctx, o); err != nil {
+	ctx = beginOp(ctx)
+	var objs []string
+	switch Scheme(prefix) {
+	case SchemeGCS, SchemeS3:
+		bucket, key, err := bucketKey(prefix)
+		if err != nil {
+			return err
+		}
+		err = listBucket(ctx, prefix, bucket, treePrefix(key), false, false, func(k string, _ Attrs) {
+			objs = append(objs, objectURI(prefix, bucket, k))
+		})
+		if err != nil {
+			return err
+		}
+	default:
+		var err error
+		if objs, err = ListTree(ctx, prefix); err != nil {
 			return err
 		}
 	}
-	return nil
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(removeParallel)
+	for _, o := range objs {
+		g.Go(func() error { return Remove(gctx, o) })
+	}
+	return g.Wait()
 }
 
 // MkdirAll creates a local directory and its parents; object stores have

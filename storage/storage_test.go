@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/storage/storagetest"
@@ -275,4 +278,83 @@ func TestExpandFIFO(t *testing.T) {
 			t.Errorf("Expand(%s) = %v, want %q", spec, err, want)
 		}
 	}
+}
+
+// TestListGlobs: * and ? stay within one level, [] is a class, a name
+// without glob characters names one object; ListTree goes any depth.
+func TestListGlobs(t *testing.T) {
+	ctx := context.Background()
+	forEachStore(t, func(t *testing.T, root string) {
+		names := []string{"a1.parquet", "a2.parquet", "ab.parquet", "a1.parquet.bak", "b/a3.parquet",
+			"b/c/a4.parquet", "d/e/f/g/h/i/deep.txt", "x?y", "x*y"}
+		if storage.IsLocal(root) {
+			for _, n := range names {
+				storage.MkdirAll(storage.Join(root, path.Dir(n)))
+			}
+		}
+		for _, n := range names {
+			if err := storage.WriteFile(ctx, storage.Join(root, n), []byte(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			glob string
+			want []string
+		}{
+			{"a?.parquet", []string{"a1.parquet", "a2.parquet", "ab.parquet"}},
+			{"a[0-9].parquet", []string{"a1.parquet", "a2.parquet"}},
+			{"*.parquet", []string{"a1.parquet", "a2.parquet", "ab.parquet"}},
+			{"*/a*.parquet", []string{"b/a3.parquet"}},
+			{"b/*/*.parquet", []string{"b/c/a4.parquet"}},
+			{"a1.parquet", []string{"a1.parquet"}},
+			{"a1.parq", nil},
+			{"z*", nil},
+		} {
+			got, err := storage.List(ctx, storage.Join(root, c.glob))
+			var want []string
+			for _, w := range c.want {
+				want = append(want, storage.Join(root, w))
+			}
+			if err != nil || strings.Join(got, ",") != strings.Join(want, ",") {
+				t.Errorf("List(%s) = %q, %v; want %q", c.glob, got, err, want)
+			}
+		}
+		tree, err := storage.ListTree(ctx, root)
+		if err != nil || len(tree) != len(names) || !slices.Contains(tree, storage.Join(root, "d/e/f/g/h/i/deep.txt")) {
+			t.Errorf("ListTree = %q, %v; want all %d names", tree, err, len(names))
+		}
+		if err := storage.RemoveAll(ctx, root); err != nil {
+			t.Fatal(err)
+		}
+		if tree, err := storage.ListTree(ctx, root); err != nil || len(tree) != 0 {
+			t.Errorf("after RemoveAll: %q, %v", tree, err)
+		}
+	})
+}
+
+// TestListTreeAttrs: each entry carries the size, version and update time
+// Stat reads, at any depth (memfs keeps no times).
+func TestListTreeAttrs(t *testing.T) {
+	ctx := context.Background()
+	forEachStore(t, func(t *testing.T, root string) {
+		names := []string{"a", "d/e/f/g/b"}
+		storage.MkdirAll(storage.Join(root, "d/e/f/g"))
+		for _, n := range names {
+			if err := storage.WriteFile(ctx, storage.Join(root, n), []byte("content of "+n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		entries, err := storage.ListTreeAttrs(ctx, root)
+		if err != nil || len(entries) != len(names) {
+			t.Fatalf("ListTreeAttrs = %+v, %v", entries, err)
+		}
+		for i, e := range entries {
+			st, err := storage.Stat(ctx, e.URI)
+			if e.URI != storage.Join(root, names[i]) || err != nil || e.Attrs.Size != int64(len("content of "+names[i])) ||
+				e.Attrs.Version != st.Version || e.Attrs.Updated.Sub(st.Updated).Abs() >= time.Second ||
+				e.Attrs.Updated.IsZero() != strings.HasPrefix(root, "memfs://") {
+				t.Errorf("entry %+v; Stat %+v, %v", e, st, err)
+			}
+		}
+	})
 }

@@ -140,6 +140,7 @@ func (w *Writer) Abort() {
 // upload copies the size bytes of f, whose CRC-32C is crc, to the object
 // uri if c holds. A failed upload creates no object.
 func upload(ctx context.Context, uri string, f *os.File, size int64, crc uint32, c Cond) error {
+	ctx = beginOp(ctx)
 	switch Scheme(uri) {
 	case SchemeGCS:
 		return uploadGCS(ctx, uri, f, size, crc, c)

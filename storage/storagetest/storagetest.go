@@ -26,8 +26,16 @@ type GCS struct {
 func StartGCS(t testing.TB, buckets ...string) *GCS {
 	t.Helper()
 	l := listen(t)
-	addr := l.Addr().String()
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{NoListener: true, Scheme: "http", PublicHost: addr})
+	g := startGCS(t, l, l.Addr().String(), buckets)
+	t.Setenv("STORAGE_EMULATOR_HOST", g.Addr)
+	return g
+}
+
+// startGCS serves a fake GCS server on l; publicHost is the host:port its
+// clients address (the server answers XML reads only there).
+func startGCS(t testing.TB, l net.Listener, publicHost string, buckets []string) *GCS {
+	t.Helper()
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{NoListener: true, Scheme: "http", PublicHost: publicHost})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,8 +43,7 @@ func StartGCS(t testing.TB, buckets ...string) *GCS {
 	for _, b := range buckets {
 		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: b})
 	}
-	t.Setenv("STORAGE_EMULATOR_HOST", addr)
-	return &GCS{Server: srv, Addr: addr}
+	return &GCS{Server: srv, Addr: l.Addr().String()}
 }
 
 // S3 is a running fake S3 server.
