@@ -94,7 +94,7 @@ func (s dirState) own(name string) bool {
 	if _, ok := shardToken(name); ok {
 		return true
 	}
-	return strings.HasPrefix(name, storage.TempPrefix(storage.SuccessName))
+	return strings.HasPrefix(name, storage.TempPrefix(storage.SuccessName)) || storage.IsCreating(name)
 }
 
 // foreign are the entries that no release or run made.

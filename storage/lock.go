@@ -84,6 +84,10 @@ func IsLive(path string) (bool, error) {
 // and named; no sweep ever matches it.
 const newInfix = ".new-"
 
+// IsCreating reports whether base is the name of a file CreateLocked is
+// making (it lives for the moment between its creation and its rename).
+func IsCreating(base string) bool { return strings.HasPrefix(base, newInfix) }
+
 // CreateLocked creates a new file named prefix + a random suffix in the
 // local directory dir and returns it open for writing, with its name.
 // The file appears under that name only once it holds an exclusive flock
