@@ -103,7 +103,9 @@ func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA 
 	var moved []string
 	undo := func() {
 		for _, uri := range moved {
-			storage.Remove(context.WithoutCancel(ctx), uri)
+			if r.storeDead() || storage.Remove(context.WithoutCancel(ctx), uri) != nil {
+				return // what is left is the next run's to sweep
+			}
 		}
 	}
 	for _, s := range shards {
@@ -115,6 +117,7 @@ func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA 
 		s.Name = publishedName(s.Name, r.token)
 		dst := storage.Join(out, s.Name)
 		if err := move(ctx, src, dst); err != nil {
+			r.noteStore(err)
 			undo()
 			return nil, err
 		}
@@ -151,6 +154,7 @@ func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA 
 		return nil, &LostRaceError{Output: out, Winner: winner}
 	}
 	if err != nil {
+		r.noteStore(err)
 		undo()
 		return nil, err
 	}

@@ -548,3 +548,60 @@ func TestStaleBucketLease(t *testing.T) {
 		t.Errorf("a run that lost its lease published: %v", err)
 	}
 }
+
+// TestStoreFailsDuringPublish: a store that stops answering in the middle
+// of publishing (after the first shard's copy, at the claim) fails the run
+// within the bound, with one line naming the object, and publishes
+// nothing; once the store answers again a retry publishes and removes
+// what the failed run left.
+func TestStoreFailsDuringPublish(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for timeouts; runs without -short")
+	}
+	ctx := context.Background()
+	storage.SetTimeout(time.Second)
+	old := LeaseTTL
+	LeaseTTL = 1500 * time.Millisecond
+	t.Cleanup(func() { storage.SetTimeout(0); LeaseTTL = old })
+	for _, scheme := range []string{"gs", "s3"} {
+		for _, mode := range []storagetest.Mode{storagetest.Refuse, storagetest.Stall} {
+			t.Run(fmt.Sprintf("%s/%v", scheme, mode), func(t *testing.T) {
+				proxy := storagetest.StartProxy(t, scheme, "b")
+				in, out := testInput(t), scheme+"://b/p/rel"
+				r, err := Begin(ctx, dirPlan(in, out, "n"), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep := fakeJob(t, r, rowsOf("a", 12), 3)
+				// Enough requests for the staged list and the first shard.
+				proxy.AfterRequests(8, mode)
+				start := time.Now()
+				_, err = r.Finish(Outcome{Report: rep})
+				if took := time.Since(start); err == nil || took > 3*time.Second+10*time.Second || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("finish with a dead store: %v after %v", err, took)
+				}
+				proxy.Pass()
+				if _, err := storage.ReadManifest(ctx, out); !errors.Is(err, storage.ErrNotRelease) {
+					t.Fatalf("published with a dead store: %v", err)
+				}
+				time.Sleep(LeaseTTL + 500*time.Millisecond) // the failed run's lease expires
+				r2, err := Begin(ctx, dirPlan(in, out, "n"), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := r2.Finish(Outcome{Report: fakeJob(t, r2, rowsOf("b", 5), 1)}); err != nil {
+					t.Fatal(err)
+				}
+				m, _ := storage.ReadManifest(ctx, out)
+				want := []string{m.Shards[0].Name, storage.SuccessName}
+				slices.Sort(want)
+				if got := listing(t, out); !slices.Equal(got, want) {
+					t.Errorf("after the retry the release holds %q, want %q", got, want)
+				}
+				if left := siblings(t, out); len(left) != 0 {
+					t.Errorf("left beside the release: %q", left)
+				}
+			})
+		}
+	}
+}

@@ -60,7 +60,19 @@ type Run struct {
 	// keyFP and pseudo describe the release's user ids (describe).
 	keyFP  string
 	pseudo bool
+	// dead says the store stopped answering: the run then ends without
+	// further requests to it, leaving its leftovers to the next run.
+	dead bool
 }
+
+// noteStore records a store that did not answer.
+func (r *Run) noteStore(err error) {
+	if errors.Is(err, storage.ErrTimeout) {
+		r.dead = true
+	}
+}
+
+func (r *Run) storeDead() bool { return r.dead }
 
 // Begin checks the plan against the stores — the output, the report and
 // the key path each distinct, outside the input, writable, and not
@@ -323,6 +335,7 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 		err = r.publishFile(r.ctx, o.Release, FileMetadata(o.Key))
 	}
 	if err != nil {
+		r.noteStore(err)
 		pending.discard()
 		rep.Published = false
 		if errors.As(context.Cause(r.ctx), &intr) && !errors.As(err, new(*LostRaceError)) {
@@ -386,7 +399,9 @@ func (r *Run) end(ctx context.Context) {
 		r.done = nil
 	}
 	r.lease.release()
-	if r.staging != "" {
+	if r.staging != "" && r.dead {
+		r.note("the store does not answer: the staging %s is left for the next run to remove", r.staging)
+	} else if r.staging != "" {
 		if err := storage.RemoveAll(ctx, r.staging); err != nil {
 			r.note("the staging %s could not be removed (the next run removes it): %v", r.staging, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/pseudonym"
 	"github.com/smoothanon/smoothanon/storage"
+	"github.com/smoothanon/smoothanon/storage/storagetest"
 )
 
 // The attacks of issue 39, one test each: every one of them failed before
@@ -396,5 +397,95 @@ func TestRunLeavesNoTempFiles(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("left in TMPDIR: %v", left)
+	}
+}
+
+// TestUnreachableStore: an object store that refuses connections or never
+// answers fails solve and run within the documented bound (3 ×
+// --connect_timeout + 10 s), one line naming the URI, exit 2 (before, GCS
+// retried for 10.5 minutes and a silent endpoint hung for good).
+func TestUnreachableStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for timeouts; runs without -short")
+	}
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	local := filepath.Join(t.TempDir(), "in.parquet")
+	writeSolveInput(t, local, 40)
+	for _, host := range []string{closedAddr, silent.Addr().String()} {
+		t.Setenv("STORAGE_EMULATOR_HOST", host)
+		for _, args := range [][]string{
+			{"solve", "--input", "gs://b/in.parquet", "--output", filepath.Join(t.TempDir(), "o.parquet")},
+			{"run", "--input", local, "--output", "gs://b/rel"},
+		} {
+			start := time.Now()
+			code, _, stderr := cli(append(args, "--k", "4", "--connect_timeout", "2s")...)
+			took := time.Since(start)
+			if code != 2 || took > 3*2*time.Second+10*time.Second || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "gs://b/") {
+				t.Errorf("%s with the store at %s: exit %d after %v: %q", args[0], host, code, took, stderr)
+			}
+		}
+	}
+}
+
+// TestBucketNames: on GCS and S3 a release is published exactly where
+// --output names it, non-ASCII, '%', '#' and spaces included (before, S3
+// copies of such names failed, "%41" was decoded and "#" cut the name);
+// a glob output is refused before it could list and delete what matches
+// (before, --output 'gs://b/*' --overwrite deleted unrelated objects); and
+// an output holding the input is refused on a bucket too.
+func TestBucketNames(t *testing.T) {
+	d := t.TempDir()
+	in := filepath.Join(d, "in.parquet")
+	writeSolveInput(t, in, 40)
+	ctx := context.Background()
+	for _, store := range []string{"gs", "s3"} {
+		t.Run(store, func(t *testing.T) {
+			storagetest.Start(t, store, "b")
+			other := store + "://b/raw/keep.txt"
+			storage.WriteFile(ctx, other, []byte("not ours"))
+			out := store + "://b/nights/über %41 #1"
+			if code, _, stderr := cli("run", "--input", in, "--output", out, "--k", "4", "--run_id", "n1"); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if m, err := storage.ReadManifest(ctx, out); err != nil || m.RunID != "n1" {
+				t.Fatalf("the release is not at %q: %v", out, err)
+			}
+			if code, _, stderr := cli("verify", "--input", in, "--output", out, "--k", "4"); code != 0 {
+				t.Errorf("verify %q: exit %d %s", out, code, stderr)
+			}
+			for _, bad := range []string{store + "://b/*", store + "://b/n*"} {
+				if code, _, stderr := cli("run", "--input", in, "--output", bad, "--k", "4", "--overwrite"); code != 2 || !strings.Contains(stderr, "glob character") {
+					t.Errorf("--output %s: exit %d %q", bad, code, stderr)
+				}
+			}
+			inputs := store + "://b/raw/*.parquet"
+			up := store + "://b/raw/in.parquet"
+			b, _ := os.ReadFile(in)
+			storage.WriteFile(ctx, up, b)
+			if code, _, stderr := cli("run", "--input", inputs, "--output", store+"://b/raw", "--k", "4", "--overwrite"); code != 2 || !strings.Contains(stderr, "holds the input file") {
+				t.Errorf("output holding the input: exit %d %q", code, stderr)
+			}
+			for _, f := range []string{other, up} {
+				if ok, _ := storage.Exists(ctx, f); !ok {
+					t.Errorf("%s was deleted", f)
+				}
+			}
+		})
 	}
 }
