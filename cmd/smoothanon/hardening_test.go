@@ -378,7 +378,9 @@ func TestUnreachableEndpoint(t *testing.T) {
 		start := time.Now()
 		code, _, stderr := cli("run", "--input", in, "--output", filepath.Join(t.TempDir(), "o"), "--k", "4",
 			"--runner", "flink", "--endpoint", ep, "--connect_timeout", "2s")
-		if took := time.Since(start); code != 3 || took > 20*time.Second || !strings.Contains(stderr, "job endpoint "+ep+" did not answer within 2s") {
+		took := time.Since(start)
+		t.Logf("endpoint %s: exit %d after %v", ep, code, took.Round(time.Millisecond))
+		if code != 3 || took > 20*time.Second || !strings.Contains(stderr, "job endpoint "+ep+" did not answer within 2s") {
 			t.Errorf("endpoint %s: exit %d after %v: %q", ep, code, took, stderr)
 		}
 	}
@@ -436,6 +438,7 @@ func TestUnreachableStore(t *testing.T) {
 			start := time.Now()
 			code, _, stderr := cli(append(args, "--k", "4", "--connect_timeout", "2s")...)
 			took := time.Since(start)
+			t.Logf("%s with the store at %s: exit %d after %v", args[0], host, code, took.Round(time.Millisecond))
 			if code != 2 || took > 3*2*time.Second+10*time.Second || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "gs://b/") {
 				t.Errorf("%s with the store at %s: exit %d after %v: %q", args[0], host, code, took, stderr)
 			}

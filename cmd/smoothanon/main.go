@@ -13,13 +13,19 @@
 //
 // Exit codes:
 //
-//	0  success, and -h/--help
-//	1  a release that failed verification (run, solve, baseline, verify);
-//	   nothing is published
-//	2  bad usage or input: unknown command or flag, bad flag value, missing
-//	   or unreadable input, output not empty
-//	3  run only: the runner failed — job submission, the job server or a
-//	   worker failed, or the job was cancelled
+//	0    success, and -h/--help; a rerun of a published --run_id
+//	1    a release that failed verification (run, solve, baseline,
+//	     verify; nothing is published); linkage: a linked set below k, or
+//	     releases that share a key
+//	2    bad usage, input or output: unknown command or flag, bad flag
+//	     value, missing or unreadable input, bad rows, an output that is
+//	     not empty or overlaps the input, a store error or a store that
+//	     does not answer
+//	3    run only: the runner failed — the job endpoint did not answer,
+//	     job submission, the job server or a worker failed
+//	4    another run published the output first (run, solve, baseline):
+//	     this run published nothing and saved no key
+//	130  SIGINT, 143 SIGTERM: stopped before publishing; nothing published
 //
 // Started by a runner as a Beam worker (--worker=true), it exits with the
 // Beam harness's status instead.
