@@ -98,16 +98,16 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 	if errors.As(err, &ap) {
 		r.sweep(ctx) // a dead run of this very night may have left its staging
 	}
-	if errors.As(err, &ap) || err == nil {
-		if saved, removed, serr := sweepPending(p.KeyOut, published); serr != nil {
-			r.note("pending keys: %v", serr)
-		} else {
-			if saved != "" {
-				r.note("saved at %s the key of the published release, which its run had left pending", saved)
-			}
-			if len(removed) > 0 {
-				r.note("removed %d keys of dead runs that published nothing (%s%s)", len(removed), removed[0], more(len(removed)-1))
-			}
+	// Whether or not this run goes on, a key its publisher left pending is
+	// saved (a rerun of the night, or a refused retry of a single file).
+	if saved, removed, serr := sweepPending(p.KeyOut, published); serr != nil {
+		r.note("pending keys: %v", serr)
+	} else {
+		if saved != "" {
+			r.note("saved at %s the key of the release published at %s, which its run had left pending", saved, p.Output)
+		}
+		if len(removed) > 0 {
+			r.note("removed %d keys of dead runs that published nothing (%s%s)", len(removed), removed[0], more(len(removed)-1))
 		}
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/pseudonym"
 	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/storage"
@@ -166,5 +167,58 @@ func checkClean(t *testing.T, out, keyPath, tmp string) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("left in TMPDIR: %q", names)
+	}
+}
+
+// TestSolveKilledAtEveryStage is TestKilledAtEveryStage for a single-file
+// release (solve): after a kill before the claim the retry publishes; after
+// it, the retry is refused (the file exists; solve has no run id) but saves
+// the key the dead run left pending; nothing else is left either way.
+func TestSolveKilledAtEveryStage(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.parquet")
+	writeSolveInput(t, in, 60)
+	for _, stage := range []release.Stage{release.StageBegun, release.StageStaged, release.StageCopied, release.StageClaimed, release.StageSaved} {
+		for _, sig := range []string{"KILL", "TERM"} {
+			t.Run(fmt.Sprintf("%s/%s", stage, sig), func(t *testing.T) {
+				local := t.TempDir()
+				tmp := filepath.Join(local, "tmp")
+				os.Mkdir(tmp, 0o755)
+				out, key := filepath.Join(local, "out", "night.parquet"), filepath.Join(local, "night.key")
+				args := []string{"solve", "--input", in, "--output", out, "--k", "4", "--pseudonym_key_out", key, "--quiet"}
+				code, log := runChild(t, tmp, string(stage), sig, 0, args...)
+				published := stage == release.StageClaimed || stage == release.StageSaved
+				if want := map[bool]int{false: 143, true: 0}[published]; sig == "TERM" && code != want || sig == "KILL" && code != 137 {
+					t.Fatalf("child exit %d:\n%s", code, log)
+				}
+				code, log = runChild(t, tmp, "", "", 0, args...)
+				if published && sig == "KILL" {
+					if code != 2 || !strings.Contains(log, "exists (pass --overwrite") {
+						t.Fatalf("retry of a published file: exit %d:\n%s", code, log)
+					}
+				} else if published && code != 2 || !published && code != 0 {
+					t.Fatalf("retry: exit %d:\n%s", code, log)
+				}
+				rel, err := matrix.OpenRelease(out, matrix.ReleaseOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				text, err := os.ReadFile(key)
+				if err != nil {
+					t.Fatalf("no key for the published file: %v", err)
+				}
+				if k, err := pseudonym.ParseKey(key, text); err != nil || k.Fingerprint() != rel.KeyFingerprint {
+					t.Errorf("the saved key is not the release's")
+				}
+				for _, d := range []string{filepath.Dir(out), filepath.Dir(key), tmp} {
+					entries, _ := os.ReadDir(d)
+					for _, e := range entries {
+						if n := e.Name(); n != filepath.Base(out) && n != filepath.Base(key) && n != "out" && n != "tmp" {
+							t.Errorf("left in %s: %s", d, n)
+						}
+					}
+				}
+			})
+		}
 	}
 }
