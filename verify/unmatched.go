@@ -41,10 +41,10 @@ func CheckUnmatched(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, 
 		pr.add("the release has %d rows, the input %d", out.NumRows(), in.NumRows())
 	}
 	seen := make(map[string]struct{}, out.NumRows())
-	for _, u := range out.Users {
+	for i, u := range out.Users {
 		if _, ok := seen[u]; ok {
 			r.DuplicateUsers++
-			pr.add("user %q repeats in the release", u)
+			pr.add("release row %d: user id repeats an earlier row", i)
 		}
 		seen[u] = struct{}{}
 	}
@@ -56,7 +56,7 @@ func CheckUnmatched(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, 
 		sizes[c] = int64(s)
 		if int(s) < p.K {
 			r.SmallClasses++
-			pr.add("class of %d users (e.g. %q) is smaller than k = %d", s, out.Users[cl.rep[c]], p.K)
+			pr.add("class of %d users (e.g. release row %d) is smaller than k = %d", s, cl.rep[c], p.K)
 		}
 		n := int64(s)
 		if p.Mode == matrix.Smooth {

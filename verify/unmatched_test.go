@@ -38,7 +38,7 @@ func TestCheckUnmatched(t *testing.T) {
 		{"small class", rename(rows([]uint32{1}, []uint32{1}, []uint32{1}, []uint32{4}, []uint32{4}, []uint32{})), matrix.Smooth, "class of 1 users"},
 		{"row count", rename(rows([]uint32{1}, []uint32{1}, []uint32{1}, []uint32{4}, []uint32{4})), matrix.Smooth, "5 rows, the input 6"},
 		{"support", rename(rows([]uint32{7}, []uint32{7}, []uint32{7}, []uint32{4}, []uint32{4}, []uint32{4})), matrix.Smooth, "feature 7: the release needs 2 original holders, the input has 0"},
-		{"duplicate", &matrix.Matrix{Users: []string{"x", "x", "x", "y", "y", "y"}, Offsets: good.Offsets, Features: good.Features}, matrix.Smooth, `user "x" repeats`},
+		{"duplicate", &matrix.Matrix{Users: []string{"x", "x", "x", "y", "y", "y"}, Offsets: good.Offsets, Features: good.Features}, matrix.Smooth, `release row 1: user id repeats an earlier row`},
 	} {
 		r, err := CheckUnmatched(in, c.out, Params{K: 3, Mode: c.mode})
 		if err != nil {

@@ -135,7 +135,7 @@ func check(in, out *matrix.Matrix, p Params, judge bool) (*smoothanonpb.RunRepor
 	for c, s := range cl.size {
 		if judge && int(s) < p.K {
 			r.SmallClasses++
-			pr.add("class of %d users (e.g. %q) is smaller than k = %d", s, out.Users[cl.rep[c]], p.K)
+			pr.add("class of %d users (e.g. release row %d) is smaller than k = %d", s, cl.rep[c], p.K)
 		}
 	}
 
@@ -186,7 +186,7 @@ func check(in, out *matrix.Matrix, p Params, judge bool) (*smoothanonpb.RunRepor
 		}
 		r.EntriesKept += int64(common)
 		if judge && p.Mode == matrix.NonSmooth && common < len(o) {
-			pr.add("user %q: %d created entries, e.g. feature %d; nonsmooth allows none", out.Users[i], len(o)-common, o[firstNew])
+			pr.add("release row %d: %d created entries, e.g. feature %d; nonsmooth allows none", i, len(o)-common, o[firstNew])
 		}
 	}
 	r.Suppressed = r.EntriesIn - r.EntriesKept
@@ -208,8 +208,8 @@ func check(in, out *matrix.Matrix, p Params, judge bool) (*smoothanonpb.RunRepor
 			if bad > 0 {
 				r.MajorityViolations += int64(bad)
 				n := counts[classOff[c]+int64(ex)]
-				pr.add("class of %d users (e.g. %q): %d features held originally by fewer than half of them, e.g. feature %d (held by %d)",
-					size, out.Users[cl.rep[c]], bad, row[ex], n)
+				pr.add("class of %d users (e.g. release row %d): %d features held originally by fewer than half of them, e.g. feature %d (held by %d)",
+					size, cl.rep[c], bad, row[ex], n)
 			}
 		}
 	}
@@ -250,7 +250,7 @@ func matchSorted(in, out []string, r *smoothanonpb.RunReport, pr *problems) []in
 		case j == len(in) || (i < len(out) && out[i] < in[j]):
 			match[i] = -1
 			r.ExtraUsers++
-			pr.add("output user %q is not in the input", out[i])
+			pr.add("release row %d: user not in the input", i)
 			i++
 		case i == len(out) || in[j] < out[i]:
 			missing = append(missing, j)
@@ -263,7 +263,7 @@ func matchSorted(in, out []string, r *smoothanonpb.RunReport, pr *problems) []in
 	}
 	for _, j := range missing {
 		r.MissingUsers++
-		pr.add("input user %q is missing from the output", in[j])
+		pr.add("input row %d: user missing from the release", j)
 	}
 	return match
 }
@@ -277,7 +277,7 @@ func matchIndexed(in, out []string, r *smoothanonpb.RunReport, pr *problems) []i
 		firstOut[i] = -1
 		if j, ok := index[u]; ok {
 			r.DuplicateUsers++
-			pr.add("input user %q is on rows %d and %d", u, j, i)
+			pr.add("input rows %d and %d: one user id", j, i)
 			firstOut[i] = -2
 			continue
 		}
@@ -294,26 +294,26 @@ func matchIndexed(in, out []string, r *smoothanonpb.RunReport, pr *problems) []i
 			}
 			if f, dup := extraSeen[u]; dup {
 				r.DuplicateUsers++
-				pr.add("output user %q is on rows %d and %d", u, f, i)
+				pr.add("release rows %d and %d: one user id", f, i)
 				continue
 			}
 			extraSeen[u] = int32(i)
 			r.ExtraUsers++
-			pr.add("output user %q is not in the input", u)
+			pr.add("release row %d: user not in the input", i)
 			continue
 		}
 		if f := firstOut[j]; f >= 0 {
 			r.DuplicateUsers++
-			pr.add("output user %q is on rows %d and %d", u, f, i)
+			pr.add("release rows %d and %d: one user id", f, i)
 			continue
 		}
 		firstOut[j] = int32(i)
 		match[i] = j
 	}
-	for j, u := range in {
+	for j := range in {
 		if firstOut[j] == -1 {
 			r.MissingUsers++
-			pr.add("input user %q is missing from the output", u)
+			pr.add("input row %d: user missing from the release", j)
 		}
 	}
 	return match

@@ -111,12 +111,12 @@ func TestCheckValidSmoothMetrics(t *testing.T) {
 	}
 	// The same release is not k=3 anonymous and creates entries.
 	r3, _ := Check(in, out, Params{K: 3})
-	if r3.Valid || r3.SmallClasses != 1 || !strings.Contains(r3.Problems[0], `class of 2 users (e.g. "e") is smaller than k = 3`) {
+	if r3.Valid || r3.SmallClasses != 1 || !strings.Contains(r3.Problems[0], `class of 2 users (e.g. release row 0) is smaller than k = 3`) {
 		t.Errorf("k=3: valid %v small %d problems %q", r3.Valid, r3.SmallClasses, r3.Problems)
 	}
 	rn, _ := Check(in, out, Params{K: 2, Mode: matrix.NonSmooth})
-	if rn.Valid || len(rn.Problems) != 2 || !strings.Contains(rn.Problems[0], `user "c": 1 created entries, e.g. feature 1`) ||
-		!strings.Contains(rn.Problems[1], `user "d": 1 created entries, e.g. feature 6`) {
+	if rn.Valid || len(rn.Problems) != 2 || !strings.Contains(rn.Problems[0], `release row 1: 1 created entries, e.g. feature 1`) ||
+		!strings.Contains(rn.Problems[1], `release row 3: 1 created entries, e.g. feature 6`) {
 		t.Errorf("nonsmooth: valid %v problems %q", rn.Valid, rn.Problems)
 	}
 }
@@ -151,26 +151,26 @@ func TestCheckViolations(t *testing.T) {
 	}{
 		{"missing user", in, mat(row{"a", f(1, 2)}, row{"b", f(1, 2)}, row{"c", f(1, 2)}, row{"d", f(5)}),
 			Params{K: 1}, func(r reportCounts) int64 { return r.missing },
-			[]string{`input user "e" is missing from the output`}},
+			[]string{`input row 4: user missing from the release`}},
 		{"extra user", in, mat(append(rowsOf(out), row{"zz", f(1, 2)})...),
 			Params{K: 2}, func(r reportCounts) int64 { return r.extra },
-			[]string{`output user "zz" is not in the input`}},
+			[]string{`release row 5: user not in the input`}},
 		{"duplicate output user", in, mat(append(rowsOf(out), row{"a", f(1, 2)})...),
 			Params{K: 2}, func(r reportCounts) int64 { return r.dup },
-			[]string{`output user "a" is on rows 2 and 5`}},
+			[]string{`release rows 2 and 5: one user id`}},
 		{"duplicate input user", mat(append(rowsOf(in), row{"b", f(7)})...), out,
 			Params{K: 2}, func(r reportCounts) int64 { return r.dup },
-			[]string{`input user "b" is on rows 1 and 5`}},
+			[]string{`input rows 1 and 5: one user id`}},
 		{"small class", in, mat(row{"a", f(1, 2)}, row{"b", f(1, 2)}, row{"c", f(2)}, row{"d", f(5, 6)}, row{"e", f(5, 6)}),
 			Params{K: 2}, func(r reportCounts) int64 { return r.small },
-			[]string{`class of 1 users (e.g. "c") is smaller than k = 2`}},
+			[]string{`class of 1 users (e.g. release row 2) is smaller than k = 2`}},
 		{"majority", in, mat(row{"a", f(1, 2, 3)}, row{"b", f(1, 2, 3)}, row{"c", f(1, 2, 3)}, row{"d", f(4, 5, 6)}, row{"e", f(4, 5, 6)}),
 			Params{K: 2}, func(r reportCounts) int64 { return r.majority },
-			[]string{`class of 3 users (e.g. "a"): 1 features held originally by fewer than half of them, e.g. feature 3 (held by 1)`,
-				`class of 2 users (e.g. "d"): 1 features held originally by fewer than half of them, e.g. feature 4 (held by 0)`}},
+			[]string{`class of 3 users (e.g. release row 0): 1 features held originally by fewer than half of them, e.g. feature 3 (held by 1)`,
+				`class of 2 users (e.g. release row 3): 1 features held originally by fewer than half of them, e.g. feature 4 (held by 0)`}},
 		{"nonsmooth created", in, mat(row{"a", f(2)}, row{"b", f(2)}, row{"c", f(2)}, row{"d", f(5, 7)}, row{"e", f(5, 7)}),
 			Params{K: 2, Mode: matrix.NonSmooth}, func(r reportCounts) int64 { return r.created },
-			[]string{`user "d": 1 created entries, e.g. feature 7`, `user "e": 1 created entries, e.g. feature 7`}},
+			[]string{`release row 3: 1 created entries, e.g. feature 7`, `release row 4: 1 created entries, e.g. feature 7`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

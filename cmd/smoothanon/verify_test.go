@@ -68,7 +68,7 @@ func TestVerifyCommand(t *testing.T) {
 
 	// Invalid: k=3, and nonsmooth (created entries): exit 1, problems named.
 	code, stdout, stderr := genCLI("verify", "--input", in, "--output", good, "--k", "3")
-	if code != 1 || !strings.Contains(stderr, `problem: class of 2 users (e.g. "e") is smaller than k = 3`) || parseReport(t, stdout).Valid {
+	if code != 1 || !strings.Contains(stderr, `problem: class of 2 users (e.g. release row 0) is smaller than k = 3`) || parseReport(t, stdout).Valid {
 		t.Errorf("k=3: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 	code, _, stderr = genCLI("verify", "--input", in, "--output", good, "--k", "2", "--mode", "nonsmooth")
@@ -80,7 +80,7 @@ func TestVerifyCommand(t *testing.T) {
 		verifyRow{"a", []uint32{1, 2}}, verifyRow{"b", []uint32{1, 2}}, verifyRow{"c", []uint32{1, 2}},
 		verifyRow{"d", []uint32{5, 6}}, verifyRow{"e", []uint32{5, 6}}, verifyRow{"a", []uint32{1, 2}})
 	code, stdout, stderr = genCLI("verify", "--input", in, "--output", dup, "--k", "2")
-	if code != 1 || !strings.Contains(stderr, `output user "a" is on rows 0 and 5`) || parseReport(t, stdout).DuplicateUsers != 1 {
+	if code != 1 || !strings.Contains(stderr, `release rows 0 and 5: one user id`) || parseReport(t, stdout).DuplicateUsers != 1 {
 		t.Errorf("duplicate: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 	// A repeated user in the input needs --dedupe=union.
