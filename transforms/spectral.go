@@ -143,7 +143,7 @@ func coordOfRow(cache **table[int32], user string, features []uint32, side func(
 	return rowCoord(features, func(f uint32) (int64, error) {
 		v, ok := (*cache).get(f)
 		if !ok {
-			return 0, fmt.Errorf("spectral key: feature %d of user %q has no coordinate", f, user)
+			return 0, fmt.Errorf("spectral key: feature %d of a row has no coordinate", f)
 		}
 		return int64(v), nil
 	})
