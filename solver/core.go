@@ -143,8 +143,8 @@ func (pr *problem) takeCores(free []int32, d int, k int32, groups [][]int32) ([]
 // 64-bit hash: two that collide make one candidate group, which costs
 // quality, never validity (a point is listed once per core).
 //
-// Sorting the pairs beat a hash table of counts by 1.6× on playstore,
-// whose table probes missed the cache.
+// Sorting the pairs is faster than a hash table of counts, whose probes
+// miss the cache on large levels (see docs/decisions/017-core-groups.md).
 func (pr *problem) heavyCores(free []int32, d int, k int32) ([]offer, []heavyCore) {
 	offers := make([]offer, 0, pr.coreCount(free, d))
 	pr.eachCore(free, d, func(p int32, h uint64) { offers = append(offers, offer{h, p}) })

@@ -1,9 +1,9 @@
 package solver
 
 // fmap is a small open-addressing hash map from a dense feature id (≥ 0) to
-// a positive count, for the per-cluster counts of refine (Go maps were a
-// fifth of the solve time on dblp). Linear probing, deletion by backward
-// shift, load at most 1/2.
+// a positive count, for the per-cluster counts of refine, which Go maps
+// made slow (see docs/decisions/020-solver-inner-loops.md). Linear
+// probing, deletion by backward shift, load at most 1/2.
 type fmap struct {
 	keys []int32 // -1 = empty
 	vals []int32

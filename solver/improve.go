@@ -23,10 +23,10 @@ import (
 //     (core.go) after split, refined: rows grouped by the features they
 //     share, the shape of the best releases of one-hot tables.
 //
-// The clusters as they are, refined without split, were a candidate too
-// until the dissolve pass: since then they never won on adult, SBM, dblp
-// (10 seeds, both modes) or generated user lists, and cost about a
-// quarter of the solve's CPU.
+// The clusters as they are, refined without split, are not a candidate:
+// since refine has its dissolve pass they never win, and refining them
+// cost a large share of the solve (see
+// docs/decisions/012-jaccard-objective.md).
 //
 // Candidates are computed concurrently unless Workers is 1; none modifies
 // the clusters. Under StartMondrian only candidates 3 and 4 are computed

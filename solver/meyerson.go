@@ -21,9 +21,9 @@ import (
 // earliest facility gathers them in one cluster that split then cuts into
 // similar groups; breaking ties by lowest row instead (knn.Facilities'
 // default) scatters them and lowers the improved smooth Jaccard markedly
-// (docs/performance.md). So when Meyerson runs on knn.Facilities
-// (large power-law inputs, see knnFacilitiesLoad) the rows are ranked by
-// processing order.
+// (see docs/decisions/016-meyerson-facility-sets.md). So when Meyerson
+// runs on knn.Facilities (large power-law inputs, see knnFacilitiesLoad)
+// the rows are ranked by processing order.
 type facSet struct {
 	pr     *problem
 	point  []int32 // facility -> point

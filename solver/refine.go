@@ -15,7 +15,7 @@ const maxRefinePasses = 12
 // mode a second and third pass, each after the moves the last one allowed,
 // cost time and gained nothing measurable; in non-smooth mode, where a
 // kept feature must be held by every member, they still empty clusters
-// the moves could not (docs/performance.md has the figures).
+// the moves could not (see docs/decisions/013-dissolve-passes.md).
 func maxDissolvePasses(mode matrix.Mode) int {
 	if mode == matrix.NonSmooth {
 		return 3

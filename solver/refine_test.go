@@ -79,8 +79,9 @@ func TestKeptNearestStayRight(t *testing.T) {
 	}
 }
 
-// TestMaxDissolvePasses pins the per-mode bound measured in
-// docs/performance.md: later dissolve passes pay in non-smooth mode only.
+// TestMaxDissolvePasses pins the per-mode bound of
+// docs/decisions/013-dissolve-passes.md: later dissolve passes pay in
+// non-smooth mode only.
 func TestMaxDissolvePasses(t *testing.T) {
 	for _, c := range []struct {
 		mode matrix.Mode

@@ -12,11 +12,11 @@ import (
 // Users no cluster could serve end up together in clusters with empty
 // centres: on dblp a fifth of the users. Solved on their own, their
 // neighbourhoods, facility costs and candidate clusterings are their own,
-// and many of them form clusters that keep features (on dblp about +0.5
-// Jaccard points, for about a tenth more time). The merged release is
-// valid: each new cluster has at least k users and keeps only features
+// and many of them form clusters that keep features. The merged release
+// is valid: each new cluster has at least k users and keeps only features
 // that at least half (non-smooth: all) of it hold. A second round gains
-// almost nothing, so the nested solve does not resolve its own.
+// almost nothing, so the nested solve does not resolve its own (see
+// docs/decisions/018-resolve-empty.md).
 func (s *state) resolveEmpty(clusters [][]int32, total cost) ([][]int32, error) {
 	if s.nested {
 		return clusters, nil

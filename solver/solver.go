@@ -80,9 +80,9 @@ const (
 	// facilityMaxScan, keeping the best users found (the default). On
 	// dense power-law data the exact work per query grows with the rows;
 	// bounded, it does not. Where the bound is never reached the release
-	// is the exact one; on the data sets of the quality table and on
-	// generated user lists the Jaccard is the exact one's
-	// (docs/performance.md).
+	// is the exact one; where it binds, on generated user lists, the
+	// Jaccard stays close to the exact search's (see
+	// docs/decisions/015-bounded-search.md).
 	Bounded Search = iota
 	// Exact finds the true nearest users and facilities.
 	Exact
@@ -101,7 +101,8 @@ const (
 	// point's nearest points). Where the Mondrian candidate would have won
 	// anyway, as on the chunks of generated power-law user lists, the
 	// release is as good as StartBoth's (not the same bytes: the two
-	// starts' bounded neighbour searches differ), in about half the time. On data with
+	// starts' bounded neighbour searches differ) without the work of the
+	// skipped steps (see docs/decisions/005-mondrian-start.md). On data with
 	// communities (dblp, playstore) Meyerson's candidate wins and
 	// StartMondrian's release is worse; transforms.ChooseKey's statistic
 	// tells the two kinds apart (pipeline.Params.AutoStart). Improved
@@ -132,12 +133,12 @@ func ParseStart(s string) (Start, error) {
 }
 
 // The bounds of Bounded, in index entries per query, chosen on generated
-// user lists (docs/performance.md): the neighbour bound keeps the
-// work per row nearly flat as the rows grow while the distance sums stay
-// close to the exact ones; the open-facility queries start from the best
-// open neighbour, so a small bound suffices. Neither changes the Jaccard
-// of a release there or on the quality data sets. (Variables only so that
-// tests can shrink them.)
+// user lists (see docs/decisions/015-bounded-search.md): the neighbour
+// bound keeps the work per row nearly flat as the rows grow while the
+// distance sums stay close to the exact ones; the open-facility queries
+// start from the best open neighbour, so a small bound suffices. Neither
+// costs a release much Jaccard there or on the quality data sets.
+// (Variables only so that tests can shrink them.)
 var (
 	neighbourMaxScan = 128
 	facilityMaxScan  = 16
@@ -418,8 +419,9 @@ func (s *state) maxScan(bound int) int {
 }
 
 // knnFacilitiesLoad is the postings load (see problem.postingsLoad) above
-// which Meyerson runs on knn.Facilities (both give the same release; the
-// load at which they cost the same is in docs/performance.md).
+// which Meyerson runs on knn.Facilities (both give the same release; see
+// docs/decisions/016-meyerson-facility-sets.md for where they cost the
+// same).
 // facSet wins on inputs with a low load such as dblp; its bounded search
 // (degree buckets, rarest features first) does not scale to large
 // power-law inputs, where the bound stays loose on the popular features'

@@ -9,15 +9,15 @@ import (
 // swapExpendable is the number of members of a cluster that a swap tries
 // to send away for a user joining it: those whose departure alone lowered
 // the cluster's s + λ·c most when its list was made (see swapRefindSize).
-// Trying every member instead gained 0.16 Jaccard points on dblp (four
-// passes each; adult and the SBM: nothing) in 30 times the time.
+// Trying every member gains little for many times the time (see
+// docs/decisions/014-swap-pass.md).
 const swapExpendable = 4
 
 // A swap pass visits every swapProbe-th point first (a sample spread
 // over the canonical order) and stops there when its swaps, scaled to all
 // points, would raise the Jaccard by less than swapMinGain of itself.
-// A whole pass costs about a third of a solve: on power-law user lists
-// it gained 0.4% of the Jaccard, on dblp 7%.
+// A whole pass costs much of a solve and pays on data with communities
+// but not on power-law user lists (see docs/decisions/014-swap-pass.md).
 const (
 	swapProbe   = 8
 	swapMinGain = 0.01
@@ -36,8 +36,8 @@ const swapRefindSize = 32
 // returns the clusters and their cost. Only the chosen candidate is
 // swapped: a losing candidate's pass would cost as much for nothing (on
 // user lists the Meyerson candidate, which always loses there, passes its
-// probe). On dblp a second swap pass gained 0.26 Jaccard points (the
-// first 2.4) for about the first one's time. r, if not nil, is the
+// probe). A second swap pass would gain far less than the first for as
+// much work (see docs/decisions/014-swap-pass.md). r, if not nil, is the
 // refiner refine left holding clusters: its nearest centres that the
 // clusters' last changes cannot have moved are kept (indexCentres).
 func (s *state) swapRefine(clusters [][]int32, r *refiner) ([][]int32, cost, error) {

@@ -37,10 +37,9 @@ const (
 	// keep the spectral key.
 	autoMinRows = 1000
 	// autoHubShare is the share of the sampled coordinate's variance on its
-	// top 1% of rows above which the hub key is chosen. Measured on 64Ki
-	// sampled rows (docs/pipeline.md): generated user lists 0.997–1.000,
-	// dblp 0.10–0.56, stochastic block models 0.04–0.20, adult and
-	// playstore below 0.1.
+	// top 1% of rows above which the hub key is chosen: lists without
+	// community structure come out near 1, data with communities far below
+	// (see docs/decisions/004-auto-chunk-key.md).
 	autoHubShare = 0.9
 )
 

@@ -30,10 +30,9 @@ import (
 // chunks' releases. An element should sit well inside a runner's buffers
 // (Flink's batch sort buffers refuse records above a few MB, see
 // docs/flink-cluster.md; the Flink runner's inbound queue holds messages of
-// up to 4 MB): a block of 131,072 entries encodes to well under 1 MB. Per
-// element costs are negligible at 8,192 rows already, and the 1e7-row
-// embedded-Flink run used less memory with these blocks than with 65,536-row
-// ones.
+// up to 4 MB): a block of 131,072 entries encodes to well under 1 MB.
+// Per-element costs are already negligible at 8,192 rows, and smaller
+// blocks hold less at once (see docs/decisions/002-blocks.md).
 const (
 	MaxBlockRows    = 1 << 13
 	MaxBlockEntries = 1 << 17

@@ -261,10 +261,10 @@ func computeBounds(keys [][]byte, chunks int64, gaps bool) Bounds {
 // widest gap in the leading key, lead(j) − lead(j−1), among the j within
 // per/2 of the quantile at and between per/2 and 3·per/2 after the
 // previous boundary prev (per: the samples per chunk). Ties go to the j
-// nearest at, then the lower; at itself when the window is empty. On dblp
-// (3 chunks of 1e5 rows, spectral key) this keeps 0.2–0.35 Jaccard points
-// that cutting at the quantiles loses, a quarter of the gap to a whole
-// solve.
+// nearest at, then the lower; at itself when the window is empty. Rows on
+// either side of a wide gap share few features, so a cut there splits
+// fewer communities than a cut at the quantile (see
+// docs/decisions/003-spectral-chunk-key.md).
 func widestGap(keys [][]byte, at, prev, per int64) int64 {
 	n := int64(len(keys))
 	lo, hi := max(1, at-per/2, prev+per/2), min(n-1, at+per/2, prev+per*3/2)

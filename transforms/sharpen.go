@@ -15,9 +15,9 @@ import (
 // Re-cut at the same quantiles, a row near a boundary moves to the side
 // where most of its features' rows lie, while the clamp keeps a row with
 // popular features (held in many chunks) from being pulled across the
-// whole order. On dblp this brings the pipeline's Jaccard closer to a
+// whole order. This brings the chunked release's Jaccard closer to a
 // whole-data solve's, with few chunks and with many, where an unclamped
-// round loses (docs/performance.md).
+// round loses (see docs/decisions/003-spectral-chunk-key.md).
 //
 // Values are integers (chunk index × scale, |v| < 2^29), so sums are exact
 // and the order is the same on every runner.

@@ -29,9 +29,9 @@ const (
 	// KeySpectral (the default) leads with a smoothed random coordinate
 	// (see spectral.go): rows of one community get nearly equal values, so
 	// only the communities at chunk boundaries are split; the pipeline adds
-	// one sharpening round (ChunkParams.Sharpen). On dblp it loses the
-	// least Jaccard against a whole-data solve of the keys, the hub key
-	// and plain MinHash more (docs/performance.md). On lists without
+	// one sharpening round (ChunkParams.Sharpen). On data with communities
+	// it loses the least Jaccard against a whole-data solve of the keys
+	// (see docs/decisions/003-spectral-chunk-key.md). On lists without
 	// community structure KeyHub does better. Each iteration costs a
 	// pass over the rows, a shuffle of per-bundle sums per feature and a side
 	// input of one value per feature.

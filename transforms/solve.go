@@ -150,10 +150,11 @@ type solveFn struct {
 // runs every chunk of a job at once); each solve takes as many cores as it
 // runs goroutines (Workers, every core when 0), so a process solves
 // GOMAXPROCS/Workers chunks at a time: more would only add memory (a
-// 1e5-row chunk holds ~150 MB while it is solved) and contention. Counting
-// cores rather than chunks keeps the bound right when one process runs
-// pipelines with different Workers (prism and LOOPBACK run every pipeline
-// of a process in it).
+// chunk's rows and solver state while it is solved) and contention (see
+// docs/decisions/011-worker-memory.md). Counting cores rather than
+// chunks keeps the bound right when one process runs pipelines with
+// different Workers (prism and LOOPBACK run every pipeline of a process in
+// it).
 // The core count is read once: a weight above the semaphore's size would
 // wait forever.
 var (

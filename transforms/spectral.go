@@ -11,8 +11,9 @@ import (
 )
 
 // DefaultSpectralIterations is the default number of averaging rounds of
-// the spectral key. On dblp (3 chunks of ~1e5 rows) the Jaccard of the
-// chunked release rises with the rounds up to about 10 and stays flat to 40.
+// the spectral key: fewer rounds cost the chunked release Jaccard on data
+// with communities, more help it little and cost a pass over the rows each
+// (see docs/decisions/003-spectral-chunk-key.md).
 const DefaultSpectralIterations = 10
 
 // The spectral key is a smoothed random coordinate: every feature starts at

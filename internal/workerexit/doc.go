@@ -5,8 +5,8 @@
 // --worker=true. Left to Beam (v2.77.0) such a worker never exits: the
 // harness prints "Worker exited successfully!" when its control stream ends
 // and then sleeps forever, the runner kills only the boot loader, and the
-// worker lives on with parent PID 1, together with its ~200 MB copy. On a
-// long-lived Flink cluster every job leaves dozens of them.
+// worker lives on with parent PID 1, together with its copy of the binary.
+// On a long-lived Flink cluster every job leaves dozens of them.
 //
 // Run ends the process when the harness returns, when the parent dies, or
 // when the harness fails, and unlinks the boot loader's copy of the binary

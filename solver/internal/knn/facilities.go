@@ -418,10 +418,11 @@ func (f *Facilities) nearestBitset(u int32) uint64 {
 
 // AheadLead0, AheadLead1 and AheadLead2 are how many queries ahead Ahead
 // hints each of its stages: stage s reads what stage s−1 loaded, so it
-// runs closer to the query. A query costs about a microsecond on a million
-// user lists, well over a memory access, so short leads suffice; longer
-// ones let the lines fall out of the near caches again. A caller hinting
-// its own per-row memory in the same loop uses the same leads.
+// runs closer to the query. A query takes far longer than a memory
+// access, so short leads suffice; longer ones let the lines fall out of
+// the near caches again (see docs/decisions/019-solver-memory-access.md).
+// A caller hinting its own per-row memory in the same loop uses the same
+// leads.
 const (
 	AheadLead0 = 24
 	AheadLead1 = 12

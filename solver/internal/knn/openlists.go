@@ -187,8 +187,8 @@ func cmpRun(r openRun, k [2]int32) int {
 //
 // Its loops repeat searcher.run's over a different entry type on purpose:
 // with one entry type and verify, refresh and the entry loop as shared
-// searcher methods, KNearest was measurably slower
-// (docs/performance.md), and this is the solver's hottest code.
+// searcher methods, KNearest lost speed, and this is the solver's hottest
+// code (see docs/decisions/016-meyerson-facility-sets.md).
 func (f *Facilities) nearestOpen(u int32) {
 	s, x, P, o := f.s, f.sh.x, f.sh.P, f.ol
 	t := &s.top
