@@ -36,6 +36,9 @@
 // a dead run's leftovers — only those, never a live run's — and saves a
 // pending key whose release was published.
 //
+// The options weighed (where to publish, how to claim, how to tell a dead
+// run's leftovers) are in docs/decisions/001-release-lifecycle.md.
+//
 // # Threat model
 //
 // The operator's mistakes and a hostile co-tenant of the output's
