@@ -12,10 +12,16 @@ import (
 var ErrVerification = errors.New("release failed verification")
 
 // AlreadyPublishedError is a run whose run id the output's manifest
-// already carries: the night is published, the run does nothing.
+// already carries: the night is published, the run does nothing. For a
+// single-file release (RunID ""), the file was published by an earlier
+// run with the same key path that died before saving its key, which this
+// run saved.
 type AlreadyPublishedError struct{ Output, RunID string }
 
 func (e *AlreadyPublishedError) Error() string {
+	if e.RunID == "" {
+		return fmt.Sprintf("%s already holds the release of an earlier run of this command, which died before finishing (its key is saved); nothing to do", e.Output)
+	}
 	return fmt.Sprintf("%s already holds the release of run %s; nothing to do", e.Output, e.RunID)
 }
 
@@ -56,3 +62,10 @@ func (e *InterruptedError) ExitCode() int {
 // errLeaseLost stops a run whose staging lease another run broke (the
 // run was stalled past the lease's expiry): its staging may be gone.
 var errLeaseLost = errors.New("the staging lease expired and was taken over: this run's staging may have been removed")
+
+// OutputError is an output that could not be written after the release
+// was published (the key or the report): the release stands.
+type OutputError struct{ Err error }
+
+func (e *OutputError) Error() string { return e.Err.Error() }
+func (e *OutputError) Unwrap() error { return e.Err }

@@ -1,6 +1,8 @@
 package release
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,105 +13,180 @@ import (
 )
 
 // A drawn key is written where the operator asked only once its release
-// is published. Until then it waits beside that path as a pending key
-// (".<name>.pending-<token>", mode 0600, flocked by its run): written
-// before the claim, so that a run that dies between publishing and
-// saving leaves it, and moved into place (a hard link, create-exclusive)
-// right after. A run that publishes nothing removes it. A dead run's
-// pending key is handled by the next run with the same key path: saved
-// if its fingerprint is the published release's (the key of that
-// release), removed otherwise.
+// is published. From Begin on, the run holds a pending file beside that
+// path (".<name>.pending-<token>", mode 0600, flocked by the run for its
+// life): it reserves the key path, so no second live run can plan to save
+// a key there. Before the claim the key goes into it, with the output it
+// belongs to; right after the claim the key file is created (create-
+// exclusive, 0600) and the pending file removed. A run that publishes
+// nothing removes it. A dead run's pending file is handled by the next run
+// with the same key path: if it holds a key whose fingerprint is that of
+// the release now published at the output it names, the key is saved
+// (the run died between publishing and saving); otherwise it is removed.
 
-// pendingKey is a drawn key waiting for its release's publish.
+// pending is the content of a pending file.
+type pending struct {
+	// Output is the release the key belongs to, Dir whether it is a
+	// directory release.
+	Output string `json:"output"`
+	Dir    bool   `json:"dir"`
+	// Key is the key's text form, set just before the claim.
+	Key string `json:"key,omitempty"`
+}
+
+// pendingKey is a run's pending file.
 type pendingKey struct {
 	path, out string
-	key       pseudonym.Key
+	info      pending
 	lock      *storage.Lock
 }
 
-// writePending writes k beside out for the run of token.
-func writePending(out, token string, k pseudonym.Key) (*pendingKey, error) {
-	p := pendingName(out, token)
-	lock, err := storage.LockFile(p, k.Text())
-	if err != nil {
-		return nil, fmt.Errorf("--pseudonym_key_out %s: %w", out, err)
+// reserveKey creates the run's pending file beside keyOut, refusing when
+// another live run holds one there.
+func reserveKey(keyOut, token, output string, dir bool) (*pendingKey, error) {
+	kdir, _ := filepath.Split(keyOut)
+	if kdir == "" {
+		kdir = "."
 	}
-	return &pendingKey{path: p, out: out, key: k, lock: lock}, nil
+	unlock, err := storage.LockDir(kdir)
+	if err != nil {
+		return nil, fmt.Errorf("--pseudonym_key_out %s: %w", keyOut, err)
+	}
+	defer unlock()
+	others, err := pendingFiles(keyOut)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range others {
+		if live, err := storage.IsLive(p); err == nil && live {
+			return nil, fmt.Errorf("--pseudonym_key_out %s: another run that is still running will save its key there", keyOut)
+		}
+	}
+	pk := &pendingKey{path: pendingName(keyOut, token), out: keyOut, info: pending{Output: output, Dir: dir}}
+	b, _ := json.Marshal(pk.info)
+	if pk.lock, err = storage.LockFile(pk.path, b); err != nil {
+		return nil, fmt.Errorf("--pseudonym_key_out %s: %w", keyOut, err)
+	}
+	return pk, nil
 }
 
-// save moves the pending key to its path; the path must not exist.
-func (pk *pendingKey) save() error {
-	defer pk.discard()
-	return saveKeyFile(pk.path, pk.out, pk.key)
+// hold puts the key into the pending file, before the claim.
+func (pk *pendingKey) hold(k pseudonym.Key) error {
+	pk.info.Key = string(k.Text())
+	b, _ := json.Marshal(pk.info)
+	if err := pk.lock.Rewrite(b); err != nil {
+		return fmt.Errorf("--pseudonym_key_out %s: %w", pk.out, err)
+	}
+	return nil
 }
 
-// discard removes the pending key.
+// save writes the held key to its path, which must not exist. The pending
+// file stays until the run ends (discard), so a retry of a run killed
+// before its report knows the release for its own.
+func (pk *pendingKey) save(k pseudonym.Key) error {
+	return saveKey(pk.out, k)
+}
+
+// discard removes the pending file.
 func (pk *pendingKey) discard() {
-	if pk == nil {
+	if pk == nil || pk.lock == nil {
 		return
 	}
 	os.Remove(pk.path)
 	pk.lock.Release()
+	pk.lock = nil
 }
 
-// saveKeyFile gives the key file at pending the name out, never replacing
-// a file there: a hard link, or where links are not supported a new
-// create-exclusive file.
-func saveKeyFile(pending, out string, k pseudonym.Key) error {
-	err := os.Link(pending, out)
-	if err == nil || errors.Is(err, os.ErrExist) {
-		if err != nil {
+// saveKey writes k to out, never replacing a file there.
+func saveKey(out string, k pseudonym.Key) error {
+	if err := pseudonym.WriteKey(out, k); err != nil {
+		if errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("--pseudonym_key_out %s: exists (a key is never overwritten)", out)
 		}
-		return nil
+		return err
 	}
-	return pseudonym.WriteKey(out, k)
+	return nil
 }
 
-// sweepPending handles the pending keys that dead runs left beside out.
-// A key whose fingerprint is published's (the fingerprint of the release
-// now published at the run's output; "" if none) belongs to that
-// release: it is saved at out if out does not exist. Any other is
-// removed. Keys of live runs are left alone.
-func sweepPending(out, published string) (saved string, removed []string, err error) {
-	if out == "" {
-		return "", nil, nil
-	}
-	dir, base := filepath.Split(out)
+// pendingFiles lists the pending files beside keyOut.
+func pendingFiles(keyOut string) ([]string, error) {
+	dir, base := filepath.Split(keyOut)
 	if dir == "" {
 		dir = "."
 	}
-	matches, err := filepath.Glob(filepath.Join(dir, globEscape("."+base+pendingInfix)+"*"))
+	return filepath.Glob(filepath.Join(dir, globEscape("."+base+pendingInfix)+"*"))
+}
+
+// sweepPending handles the pending files that dead runs left beside
+// keyOut: a key whose fingerprint is that of the release now published at
+// the output the file names is saved at keyOut (if nothing is there);
+// every dead pending file is then removed. Live runs' files are left
+// alone. savedFor is the output of a release whose key is now at keyOut
+// thanks to a dead run's pending file (saved now, or saved by that run
+// before it died).
+func sweepPending(ctx context.Context, keyOut string) (savedFor string, removed []string, err error) {
+	if keyOut == "" {
+		return "", nil, nil
+	}
+	files, err := pendingFiles(keyOut)
 	if err != nil {
 		return "", nil, err
 	}
-	for _, p := range matches {
+	for _, p := range files {
 		live, err := storage.IsLive(p)
-		if err != nil {
-			return saved, removed, err
+		if err != nil || live {
+			continue // live, or not a regular file: not ours to touch
 		}
-		if live {
-			continue
-		}
-		text, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		k, perr := pseudonym.ParseKey(p, text)
-		if perr == nil && published != "" && k.Fingerprint() == published {
-			if _, err := os.Lstat(out); errors.Is(err, os.ErrNotExist) {
-				if err := saveKeyFile(p, out, k); err != nil {
-					return saved, removed, err
+		if k, out, ok := pendingKeyOf(ctx, p); ok {
+			_, err := os.Lstat(keyOut)
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				if err := saveKey(keyOut, k); err != nil {
+					return savedFor, removed, err
 				}
-				saved = out
+				savedFor = out
+			case sameKey(keyOut, k):
+				savedFor = out // saved before its run died
 			}
-		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return saved, removed, err
-		}
-		if saved != out {
+		} else {
 			removed = append(removed, p)
 		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return savedFor, removed, err
+		}
 	}
-	return saved, removed, nil
+	return savedFor, removed, nil
+}
+
+// sameKey reports whether the key file path holds k.
+func sameKey(path string, k pseudonym.Key) bool {
+	text, err := pseudonym.ReadKeyFile(path)
+	if err != nil {
+		return false
+	}
+	got, err := pseudonym.ParseKey(path, text)
+	return err == nil && got == k
+}
+
+// pendingKeyOf returns the key held in the pending file p, and the output
+// it names, if it is the key of the release published there.
+func pendingKeyOf(ctx context.Context, p string) (pseudonym.Key, string, bool) {
+	b, err := storage.ReadFile(ctx, p)
+	var info pending
+	if err != nil || json.Unmarshal(b, &info) != nil || info.Key == "" || info.Output == "" {
+		return pseudonym.Key{}, "", false
+	}
+	k, err := pseudonym.ParseKey(p, []byte(info.Key))
+	if err != nil {
+		return pseudonym.Key{}, "", false
+	}
+	fp := ""
+	if info.Dir {
+		if m, err := storage.ReadManifest(ctx, info.Output); err == nil {
+			fp = m.KeyFingerprint
+		}
+	} else if st, err := inspectFile(ctx, info.Output); err == nil && st.release {
+		fp = st.fingerprint
+	}
+	return k, info.Output, fp != "" && fp == k.Fingerprint()
 }

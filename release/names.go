@@ -97,14 +97,17 @@ func stagingName(out, runID, token string) string {
 	return storage.Join(dir, "."+base+stagingInfix+runID+"-"+token)
 }
 
-// stagingToken returns the token of a staging's base name for the output
-// base outBase.
-func stagingToken(name, outBase string) (string, bool) {
-	rest, ok := strings.CutPrefix(name, "."+outBase+stagingInfix)
-	if !ok {
+// stagingToken returns the token of a staging's base name, of any output
+// (".<output base>.staging-<run id>-<token>").
+func stagingToken(name string) (string, bool) {
+	if !strings.HasPrefix(name, ".") {
 		return "", false
 	}
-	m := stagingPattern.FindStringSubmatch(rest)
+	i := strings.LastIndex(name, stagingInfix)
+	if i <= 1 {
+		return "", false
+	}
+	m := stagingPattern.FindStringSubmatch(name[i+len(stagingInfix):])
 	if m == nil {
 		return "", false
 	}

@@ -28,6 +28,10 @@ type Plan struct {
 	// output whose manifest carries RunID does nothing. Required when
 	// Dir; CheckRunID's alphabet.
 	RunID string
+	// InputRows is the input's rows (from its footers), when known: a
+	// release of RunID whose rows differ is not taken for this night's.
+	// Optional; 0 skips the check.
+	InputRows int64
 	// Overwrite allows replacing a published release (and a report that
 	// is not a failed run's). Nothing that is not a release's own file is
 	// ever replaced or deleted. Optional; default false.
@@ -88,6 +92,9 @@ func checkPlan(p Plan) error {
 		if _, base := storage.Split(o.path); base == "" || base == "." || base == ".." {
 			return fmt.Errorf("%s %s: name a file or directory", o.flag, o.path)
 		}
+		if dir, _ := storage.Split(storage.Clean(o.path)); !storage.IsLocal(o.path) && dir == storage.Scheme(o.path)+"://" {
+			return fmt.Errorf("%s %s: name an object inside the bucket, not the bucket", o.flag, o.path)
+		}
 		r, err := resolve(o.path)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", o.flag, o.path, err)
@@ -139,19 +146,22 @@ func checkOverlap(p Plan, out string) error {
 	return nil
 }
 
-// readsAs reports whether the input spec part would name the file made
-// (resolved): a glob matching it, or a directory holding it directly.
+// readsAs reports whether the input spec part would read the file made
+// (resolved): a glob matching it or its directory (a matched directory is
+// read as its *.parquet files), or a directory holding it directly.
 func readsAs(part, made string) bool {
+	dir, _ := storage.Split(made)
 	if storage.HasGlob(part) {
-		i := strings.IndexAny(part, "*?[")
-		dir, _ := storage.Split(part[:i] + "x")
-		rdir, err := resolve(dir)
-		if err != nil {
+		pattern, ok := resolveGlob(part)
+		if !ok {
 			return false
 		}
-		pattern := rdir + strings.TrimPrefix(part, dir)
-		ok, _ := path.Match(filepath.ToSlash(pattern), filepath.ToSlash(made))
-		return ok
+		for _, name := range []string{made, dir} {
+			if ok, _ := path.Match(filepath.ToSlash(pattern), filepath.ToSlash(name)); ok {
+				return true
+			}
+		}
+		return false
 	}
 	r, err := resolve(part)
 	if err != nil || !strings.HasSuffix(made, ".parquet") {
@@ -162,8 +172,33 @@ func readsAs(part, made string) bool {
 			return false
 		}
 	}
-	dir, _ := storage.Split(made)
 	return dir == r
+}
+
+// resolveGlob resolves the literal directory before a glob's first glob
+// character (resolve) and puts the rest of the glob back on it.
+func resolveGlob(glob string) (string, bool) {
+	i := strings.IndexAny(glob, "*?[")
+	sep := "/"
+	if storage.IsLocal(glob) {
+		sep = string(filepath.Separator)
+	}
+	cut := strings.LastIndex(glob[:i], sep)
+	dir, rest := ".", glob
+	if cut >= 0 {
+		dir, rest = glob[:cut], glob[cut+1:]
+		if dir == "" {
+			dir = sep
+		}
+	}
+	if !storage.IsLocal(glob) && !strings.Contains(dir, "://") {
+		return "", false
+	}
+	rdir, err := resolve(dir)
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSuffix(rdir, sep) + sep + rest, true
 }
 
 // resolve makes a path comparable: a local path absolute, with the

@@ -69,10 +69,10 @@ func stagedShards(ctx context.Context, staging string, rows int64) ([]storage.Sh
 // of it.
 func checkShard(uri string, want storage.Shard, got storage.Attrs) error {
 	if got.Size != want.Size {
-		return fmt.Errorf("%s: size %d, recorded %d", uri, got.Size, want.Size)
+		return &storage.Error{URI: uri, Err: fmt.Errorf("size %d, the job wrote %d", got.Size, want.Size)}
 	}
 	if want.CRC32C != nil && got.HasCRC32C && got.CRC32C != *want.CRC32C {
-		return fmt.Errorf("%s: CRC32C %#08x, recorded %#08x", uri, got.CRC32C, *want.CRC32C)
+		return &storage.Error{URI: uri, Err: fmt.Errorf("CRC32C %#08x, the job wrote %#08x", got.CRC32C, *want.CRC32C)}
 	}
 	return nil
 }
@@ -84,6 +84,12 @@ func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA 
 	st, err := inspectDir(ctx, out)
 	if err != nil {
 		return nil, err
+	}
+	if st.exists && !st.isDir {
+		return nil, &LostRaceError{Output: out} // a file took the name meanwhile
+	}
+	if name, bad := st.badListing(); bad {
+		return nil, fmt.Errorf("--output %s: its _SUCCESS now lists %q, which is not a shard's name; nothing published", out, name)
 	}
 	cond := storage.Cond{IfAbsent: true}
 	if st.manifest != nil {
@@ -160,6 +166,9 @@ func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA 
 	}
 	if st.manifest != nil {
 		for _, old := range st.manifest.Shards {
+			if !st.listed(old.Name) {
+				continue // never a name that is not a shard's (dirState.listed)
+			}
 			if !slices.ContainsFunc(m.Shards, func(s storage.Shard) bool { return s.Name == old.Name }) {
 				if err := storage.Remove(context.WithoutCancel(ctx), storage.Join(out, old.Name)); err != nil {
 					r.note("the replaced release's shard %s could not be removed: %v", old.Name, err)

@@ -226,11 +226,15 @@ func TestRefusals(t *testing.T) {
 	os.MkdirAll(busy, 0o755)
 	os.WriteFile(filepath.Join(busy, "notes.txt"), []byte("mine"), 0o644)
 	report := filepath.Join(dir, "report.json")
-	os.WriteFile(report, []byte(`{"k": 8, "published": true}`), 0o644)
+	b, _ := EncodeReport(&smoothanonpb.RunReport{K: 8, Published: true})
+	os.WriteFile(report, b, 0o644)
 	failed := filepath.Join(dir, "failed.json")
-	os.WriteFile(failed, []byte(`{"k": 8, "published": false}`), 0o644)
+	b, _ = EncodeReport(&smoothanonpb.RunReport{K: 8, Published: false, NotPublished: "boom"})
+	os.WriteFile(failed, b, 0o644)
 	key := filepath.Join(dir, "old.key")
 	os.WriteFile(key, []byte("x"), 0o600)
+	os.MkdirAll(filepath.Join(dir, "rel0"), 0o755)
+	os.WriteFile(filepath.Join(dir, "rel0", "_SUCCESS"), []byte(`{"version":2,"run_id":"a","shards":[]}`), 0o644)
 
 	dirRel := func(spec, out string) Plan {
 		return Plan{InputSpec: spec, InputFiles: []string{in}, Output: out, Dir: true, RunID: "r"}
@@ -264,6 +268,10 @@ func TestRefusals(t *testing.T) {
 		{"existing file", file(in, notRelease), "exists (pass --overwrite"},
 		{"existing non-release with overwrite", with(file(in, notRelease), func(p *Plan) { p.Overwrite = true }), "not a release"},
 		{"existing report", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.Report = report }), "--metrics_out " + report + " exists"},
+		{"report over a key", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.Report = key; p.Overwrite = true }), "is not a run report"},
+		{"report over the input", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.Report = in; p.Overwrite = true }), "is an input file"},
+		{"report read as input", with(file(inDir, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.Report = filepath.Join(inDir, "r.parquet") }), "would read it as input"},
+		{"report over a manifest", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.Report = filepath.Join(dir, "rel0", "_SUCCESS"); p.Overwrite = true }), "is not a run report"},
 		{"existing key", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.KeyOut = key }), "never overwritten"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -604,4 +612,244 @@ func TestStoreFailsDuringPublish(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestReadsAs: which outputs an input spec would read back.
+func TestReadsAs(t *testing.T) {
+	d := t.TempDir()
+	os.MkdirAll(filepath.Join(d, "indir"), 0o755)
+	t.Chdir(d)
+	abs := func(p string) string { r, _ := resolve(p); return r }
+	for _, c := range []struct {
+		part, made string
+		want       bool
+	}{
+		{"indir/*", abs("indir/rel/part-00000-of-00001-000000000000.parquet"), true}, // the glob matches the directory
+		{"*/*.parquet", abs("rel2/part-00000-of-00001-000000000000.parquet"), true},  // a relative glob
+		{"ind?r", abs("indir/y.parquet"), true},
+		{"indir", abs("indir/y.parquet"), true},
+		{"indir", abs("indir/rel/part-00000-of-00001-000000000000.parquet"), false}, // a directory is read one level deep
+		{"indir/*.parquet", abs("rel/part-00000-of-00001-000000000000.parquet"), false},
+		{d + "/*/*.parquet", abs("x/part-00000-of-00001-000000000000.parquet"), true},
+		{"gs://b/d/*.parquet", "gs://b/d/r.parquet", true},
+		{"gs://b/d/*", "gs://b/d/rel/part-00000-of-00001-000000000000.parquet", true},
+		{"gs://b/d", "gs://b/d/r.parquet", true},
+		{"gs://b/d/*.parquet", "gs://b/e/r.parquet", false},
+	} {
+		if got := readsAs(c.part, c.made); got != c.want {
+			t.Errorf("readsAs(%q, %q) = %v, want %v", c.part, c.made, got, c.want)
+		}
+	}
+}
+
+// TestTamperedManifest: a manifest that lists anything but shard names
+// (a path out of the release, the manifest itself, an unrelated file) is
+// not a release this tool published: --overwrite refuses it and deletes
+// nothing; a rerun of its run id whose rows or shards do not match is not
+// taken for done.
+func TestTamperedManifest(t *testing.T) {
+	ctx := context.Background()
+	in := testInput(t)
+	for _, bad := range []string{"../victim.txt", "/tmp/victim.txt", storage.SuccessName, "notes.txt", "sub/part-00000-of-00001.parquet"} {
+		t.Run(strings.ReplaceAll(bad, "/", "_"), func(t *testing.T) {
+			root := t.TempDir()
+			out := filepath.Join(root, "rel")
+			victim := filepath.Join(root, "victim.txt")
+			os.WriteFile(victim, []byte("precious"), 0o644)
+			r, err := Begin(ctx, dirPlan(in, out, "n1"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Finish(Outcome{Report: fakeJob(t, r, rowsOf("a", 6), 2)}); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine"), 0o644)
+			m, _ := storage.ReadManifest(ctx, out)
+			m.Shards = append(m.Shards, storage.Shard{Name: bad})
+			b, _ := json.Marshal(m)
+			os.WriteFile(filepath.Join(out, storage.SuccessName), b, 0o644)
+			before := listing(t, out)
+			p := dirPlan(in, out, "n2")
+			p.Overwrite = true
+			if _, err := Begin(ctx, p, nil); err == nil || !strings.Contains(err.Error(), "is not a shard's name") {
+				t.Fatalf("overwrite of a tampered release: %v", err)
+			}
+			if after := listing(t, out); !slices.Equal(before, after) {
+				t.Errorf("refused run changed the release: %q -> %q", before, after)
+			}
+			if b, err := os.ReadFile(victim); err != nil || string(b) != "precious" {
+				t.Errorf("victim file: %q %v", b, err)
+			}
+		})
+	}
+	t.Run("rerun of another input's release", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "rel")
+		r, err := Begin(ctx, dirPlan(in, out, "n1"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Finish(Outcome{Report: fakeJob(t, r, rowsOf("a", 6), 2)}); err != nil {
+			t.Fatal(err)
+		}
+		p := dirPlan(in, out, "n1")
+		p.InputRows = 7
+		if _, err := Begin(ctx, p, nil); err == nil || !strings.Contains(err.Error(), "with 6 rows, but the input has 7") {
+			t.Errorf("rerun over another input's release: %v", err)
+		}
+		p.InputRows = 6
+		m, _ := storage.ReadManifest(ctx, out)
+		os.Remove(filepath.Join(out, m.Shards[0].Name))
+		if _, err := Begin(ctx, p, nil); err == nil || !strings.Contains(err.Error(), "lacks its shard") {
+			t.Errorf("rerun over a release missing a shard: %v", err)
+		}
+	})
+}
+
+// TestPlantedFIFOs: named pipes planted where a run looks for its own
+// files (temporaries, pending keys, spools, the manifest) never block it:
+// it refuses or passes them by, within seconds, and removes none.
+func TestPlantedFIFOs(t *testing.T) {
+	ctx := context.Background()
+	in := testInput(t)
+	root := t.TempDir()
+	out, single, keyDir := filepath.Join(root, "rel"), filepath.Join(root, "o.parquet"), t.TempDir()
+	os.MkdirAll(out, 0o755)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	fifos := []string{
+		filepath.Join(root, ".o.parquet.tmp-x"),
+		filepath.Join(keyDir, ".k.pending-000000000000"),
+		filepath.Join(tmp, storage.SpoolPrefix+"x"),
+		filepath.Join(out, "._SUCCESS.tmp-x"),
+	}
+	for _, f := range fifos {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		p := Plan{InputSpec: in, InputFiles: []string{in}, Output: single, KeyOut: filepath.Join(keyDir, "k")}
+		r, err := Begin(ctx, p, nil)
+		if err == nil {
+			_, err = r.Finish(Outcome{Report: &smoothanonpb.RunReport{Valid: true, Rows: 3}, Release: rowsOf("a", 3), Key: mustKey(t)})
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("a run beside planted FIFOs: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a planted FIFO blocked the run")
+	}
+	for _, f := range fifos {
+		if st, err := os.Lstat(f); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("%s was removed or replaced", f)
+		}
+	}
+	// A FIFO as the manifest: refused, not read.
+	syscall.Mkfifo(filepath.Join(out, storage.SuccessName), 0o600)
+	go func() { _, err := Begin(ctx, dirPlan(in, out, "n"), nil); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "named pipe") {
+			t.Errorf("FIFO manifest: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a FIFO manifest blocked the run")
+	}
+}
+
+// TestKeyPath: a key path is reserved by the live run that will save a key
+// there (a second run is refused before any work, instead of publishing
+// and then failing to save its key); a dead run's pending key is saved
+// only for the release published at the output it names, even when the
+// next run with that key path writes elsewhere; and a single file's retry
+// after its run died past the claim is done (AlreadyPublishedError).
+func TestKeyPath(t *testing.T) {
+	ctx := context.Background()
+	in := testInput(t)
+	root, keyDir := t.TempDir(), t.TempDir()
+	key := filepath.Join(keyDir, "k")
+	a := Plan{InputSpec: in, InputFiles: []string{in}, Output: filepath.Join(root, "a.parquet"), KeyOut: key}
+	b := a
+	b.Output = filepath.Join(root, "b.parquet")
+	ra, err := Begin(ctx, a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Begin(ctx, b, nil); err == nil || !strings.Contains(err.Error(), "another run that is still running will save its key there") {
+		t.Fatalf("second run with the same key path: %v", err)
+	}
+	// Run a dies right after its claim: its pending file stays, unlocked.
+	k := mustKey(t)
+	Fault = func(s Stage) {
+		if s == StageClaimed {
+			ra.pending.lock.Release()
+			ra.pending.lock = nil // as if the process died: nothing removes it
+			panic("died")
+		}
+	}
+	func() {
+		defer func() { recover(); Fault = nil }()
+		ra.Finish(Outcome{Report: &smoothanonpb.RunReport{Valid: true, Rows: 3}, Release: rowsOf("a", 3), Key: k})
+	}()
+	if _, err := os.Stat(key); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the key was saved before the claim's end")
+	}
+	// Run b, into another output, saves a's key for a's release (and is
+	// then refused: the key path is taken) rather than deleting it.
+	if _, err := Begin(ctx, b, nil); err == nil || !strings.Contains(err.Error(), "exists (a key is never overwritten)") {
+		t.Errorf("run b: %v", err)
+	}
+	if !sameKey(key, *k) {
+		t.Fatal("a's pending key was not saved as a's key")
+	}
+	os.Remove(key)
+	// Again, and now a's own retry: it is done.
+	pk, err := reserveKey(key, "111111111111", a.Output, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk.hold(*k)
+	pk.lock.Release()
+	if _, err := Begin(ctx, a, nil); !errors.As(err, new(*AlreadyPublishedError)) {
+		t.Errorf("retry of a: %v, want AlreadyPublishedError", err)
+	}
+	if !sameKey(key, *k) {
+		t.Error("the retry did not save a's key")
+	}
+	if left, _ := filepath.Glob(filepath.Join(keyDir, ".*")); len(left) != 0 {
+		t.Errorf("pending files left: %q", left)
+	}
+}
+
+// TestSiblingStagingSwept: a dead staging of another output in the same
+// directory (the night before, on a shared prefix) is removed by the next
+// run there; a live one is not.
+func TestSiblingStagingSwept(t *testing.T) {
+	ctx := context.Background()
+	in := testInput(t)
+	root := t.TempDir()
+	live, err := Begin(ctx, dirPlan(in, filepath.Join(root, "night1"), "n1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(root, ".night0.staging-n0-abcdefabcdef")
+	os.MkdirAll(filepath.Join(dead, "release"), 0o755)
+	os.WriteFile(filepath.Join(dead, leaseName), nil, 0o600) // unlocked: its run is gone
+	r, err := Begin(ctx, dirPlan(in, filepath.Join(root, "night2"), "n2"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Abandon()
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Error("the dead sibling staging was kept")
+	}
+	if _, err := os.Stat(live.Staging()); err != nil {
+		t.Error("the live run's staging was removed")
+	}
+	live.Abandon()
 }

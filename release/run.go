@@ -63,6 +63,8 @@ type Run struct {
 	// dead says the store stopped answering: the run then ends without
 	// further requests to it, leaving its leftovers to the next run.
 	dead bool
+	// pending reserves the key path (Plan.KeyOut) from Begin to Finish.
+	pending *pendingKey
 }
 
 // noteStore records a store that did not answer.
@@ -100,25 +102,35 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 	}
 	// Whether or not this run goes on, a key its publisher left pending is
 	// saved (a rerun of the night, or a refused retry of a single file).
-	if saved, removed, serr := sweepPending(p.KeyOut, published); serr != nil {
+	savedFor, removed, serr := sweepPending(ctx, p.KeyOut)
+	switch {
+	case serr != nil:
 		r.note("pending keys: %v", serr)
-	} else {
-		if saved != "" {
-			r.note("saved at %s the key of the release published at %s, which its run had left pending", saved, p.Output)
-		}
-		if len(removed) > 0 {
-			r.note("removed %d keys of dead runs that published nothing (%s%s)", len(removed), removed[0], more(len(removed)-1))
-		}
+	case savedFor != "":
+		r.note("%s holds the key of the release published at %s, whose run died before finishing", p.KeyOut, savedFor)
+	}
+	if len(removed) > 0 {
+		r.note("removed %d pending keys of dead runs that published nothing (%s%s)", len(removed), removed[0], more(len(removed)-1))
+	}
+	if err != nil && !p.Dir && !p.Overwrite && published != "" && sameOutput(savedFor, p.Output) {
+		// The single file was published by an earlier run of this command
+		// that died before saving its key: that run's retry is done.
+		err = &AlreadyPublishedError{Output: p.Output}
 	}
 	if err != nil {
 		return nil, err
 	}
 	for _, check := range []func() error{
-		func() error { return checkReport(ctx, p.Report, p.Overwrite) },
+		func() error { return checkReport(ctx, p) },
 		func() error { return checkKeyOut(p.KeyOut) },
 		func() error { return r.probe(ctx) },
 	} {
 		if err := check(); err != nil {
+			return nil, &PlanError{err}
+		}
+	}
+	if p.KeyOut != "" {
+		if r.pending, err = reserveKey(p.KeyOut, r.token, p.Output, p.Dir); err != nil {
 			return nil, &PlanError{err}
 		}
 	}
@@ -129,6 +141,7 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 		l, err := takeLease(ctx, r.staging, p.RunID, r.token, r.cancel)
 		if err != nil {
 			storage.RemoveAll(context.WithoutCancel(ctx), r.staging)
+			r.pending.discard()
 			r.cancel(nil)
 			return nil, &PlanError{fmt.Errorf("--output %s: making the staging beside it: %w", p.Output, err)}
 		}
@@ -222,9 +235,14 @@ func (r *Run) sweep(ctx context.Context) {
 		add(sweepDir(ctx, r.plan.Output))
 	} else if storage.IsLocal(r.plan.Output) {
 		add(sweepTemps(r.plan.Output))
+		add(sweepCreating(dirOf(r.plan.Output)))
 	}
 	if p := r.plan.Report; p != "" && p != "-" && storage.IsLocal(p) {
 		add(sweepTemps(p))
+		add(sweepCreating(dirOf(p)))
+	}
+	if p := r.plan.KeyOut; p != "" {
+		add(sweepCreating(dirOf(p)))
 	}
 	add(sweepSpools())
 	if n := sweepNote(removed); n != "" {
@@ -310,10 +328,12 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 		return rep, r.unpublished(ctx, rep, why)
 	}
 	r.fault(StageStaged)
-	var pending *pendingKey
-	if r.plan.KeyOut != "" && o.Key != nil {
-		var err error
-		if pending, err = writePending(r.plan.KeyOut, r.token, *o.Key); err != nil {
+	pending := r.pending
+	if o.Key == nil {
+		pending = nil
+	}
+	if pending != nil {
+		if err := pending.hold(*o.Key); err != nil {
 			return rep, r.unpublished(ctx, rep, err)
 		}
 	}
@@ -346,7 +366,7 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 	r.fault(StageClaimed)
 	var errs []error
 	if pending != nil {
-		if err := pending.save(); err != nil {
+		if err := pending.save(*o.Key); err != nil {
 			errs = append(errs, fmt.Errorf("published %s, but the key was not saved: %w", r.plan.Output, err))
 		}
 	}
@@ -354,7 +374,10 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 	if err := writeReport(ctx, r.plan.Report, b, r.plan.Stdout); err != nil {
 		errs = append(errs, fmt.Errorf("published %s, but %w", r.plan.Output, err))
 	}
-	return rep, errors.Join(errs...)
+	if len(errs) > 0 {
+		return rep, &OutputError{errors.Join(errs...)}
+	}
+	return rep, nil
 }
 
 // Abandon ends a run that had nothing to publish and nothing to report
@@ -391,8 +414,10 @@ func (r *Run) describe(rep *smoothanonpb.RunReport, key *pseudonym.Key) {
 	r.keyFP, r.pseudo = rep.KeyFingerprint, key != nil
 }
 
-// end removes the staging, drops the lease and the signal trap.
+// end removes the staging and the pending key file, drops the lease and
+// the signal trap.
 func (r *Run) end(ctx context.Context) {
+	r.pending.discard()
 	if r.done != nil {
 		signal.Stop(r.sigs)
 		close(r.done)

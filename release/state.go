@@ -24,6 +24,15 @@ type dirState struct {
 	// names are the entries under the output, relative to it (an object
 	// nested deeper keeps its "/").
 	names []string
+	// marker says _SUCCESS is an empty file (another tool's marker), not
+	// a manifest.
+	marker bool
+}
+
+// emptyMarker reports whether dir/_SUCCESS is an empty file.
+func emptyMarker(ctx context.Context, dir string) bool {
+	a, err := storage.Stat(ctx, storage.Join(dir, storage.SuccessName))
+	return err == nil && a.Size == 0
 }
 
 // inspectDir reads the state of the directory release out.
@@ -39,7 +48,10 @@ func inspectDir(ctx context.Context, out string) (dirState, error) {
 	switch {
 	case err == nil:
 		st.manifest, st.version = m, a.Version
-	case !errors.Is(err, storage.ErrNotRelease):
+	case errors.Is(err, storage.ErrNotRelease):
+	case emptyMarker(ctx, out):
+		st.marker = true // Hadoop's or Spark's empty _SUCCESS: not a release
+	default:
 		return st, err
 	}
 	if !storage.IsLocal(out) {
@@ -79,16 +91,33 @@ func inspectDir(ctx context.Context, out string) (dirState, error) {
 	return st, nil
 }
 
-// listed reports whether name is a shard of the published release.
+// listed reports whether name is a shard of the published release. Only a
+// shard's name can be: a manifest listing anything else (a path, _SUCCESS,
+// another file) is not one this tool wrote (badListing), and nothing it
+// names is ever taken for a release's own file.
 func (s dirState) listed(name string) bool {
-	return s.manifest != nil && slices.ContainsFunc(s.manifest.Shards, func(sh storage.Shard) bool { return sh.Name == name })
+	return s.manifest != nil && storage.IsShardName(name) &&
+		slices.ContainsFunc(s.manifest.Shards, func(sh storage.Shard) bool { return sh.Name == name })
+}
+
+// badListing returns a name the manifest lists that is not a shard's.
+func (s dirState) badListing() (string, bool) {
+	if s.manifest == nil {
+		return "", false
+	}
+	for _, sh := range s.manifest.Shards {
+		if !storage.IsShardName(sh.Name) {
+			return sh.Name, true
+		}
+	}
+	return "", false
 }
 
 // own reports whether name is a file a release or a run makes: the
 // manifest, a shard it lists, a shard some run copied (token-named), or
 // a temporary of an atomic write there.
 func (s dirState) own(name string) bool {
-	if name == storage.SuccessName || s.listed(name) {
+	if name == storage.SuccessName && !s.marker || s.listed(name) {
 		return true
 	}
 	if _, ok := shardToken(name); ok {
@@ -116,7 +145,15 @@ func (s dirState) check(p Plan) error {
 		return nil
 	case !s.isDir:
 		return fmt.Errorf("--output %s is a file: run writes a release directory", p.Output)
+	}
+	if name, bad := s.badListing(); bad {
+		return fmt.Errorf("--output %s: its _SUCCESS lists %q, which is not a shard's name: not a release this tool published; refusing to touch it", p.Output, name)
+	}
+	switch {
 	case s.manifest != nil && s.manifest.RunID == p.RunID:
+		if err := s.matches(p); err != nil {
+			return err
+		}
 		return &AlreadyPublishedError{Output: p.Output, RunID: p.RunID}
 	case s.manifest != nil && !p.Overwrite:
 		return fmt.Errorf("--output %s holds the release of run %s (pass --overwrite to replace it)", p.Output, s.manifest.RunID)
@@ -128,6 +165,23 @@ func (s dirState) check(p Plan) error {
 		}
 		return fmt.Errorf("--output %s %s (%s%s): a run writes into an empty directory or over a release, and deletes nothing else",
 			p.Output, what, f[0], more(len(f)-1))
+	}
+	return nil
+}
+
+// matches checks that the published release of the plan's run id is a
+// release of this input (its rows are the input's, when known) and whole
+// (every shard listed is there), before a rerun takes the night as done.
+func (s dirState) matches(p Plan) error {
+	m := s.manifest
+	if p.InputRows > 0 && m.TotalRows != p.InputRows {
+		return fmt.Errorf("--output %s holds a release of run %s with %d rows, but the input has %d: not this input's release; pass another --run_id (with --overwrite) to replace it",
+			p.Output, p.RunID, m.TotalRows, p.InputRows)
+	}
+	for _, sh := range m.Shards {
+		if !slices.Contains(s.names, sh.Name) {
+			return fmt.Errorf("--output %s: the release of run %s lacks its shard %s; pass another --run_id (with --overwrite) to replace it", p.Output, p.RunID, sh.Name)
+		}
 	}
 	return nil
 }
@@ -183,12 +237,29 @@ func (s fileState) check(p Plan) error {
 	return nil
 }
 
-// checkReport says whether the report may be written at path: it must not
-// exist, unless overwrite, or it is the report of a run that published
-// nothing (a failed night's, which its retry replaces).
-func checkReport(ctx context.Context, path string, overwrite bool) error {
+// checkReport says whether the report may be written: not an input file
+// nor a file the input would read, and not existing, unless it is a run
+// report and either Overwrite is set or it says its run published nothing
+// (a failed night's, which the retry replaces). Nothing but a report is
+// ever replaced there.
+func checkReport(ctx context.Context, p Plan) error {
+	path := p.Report
 	if path == "" || path == "-" {
 		return nil
+	}
+	rp, err := resolve(path)
+	if err != nil {
+		return fmt.Errorf("--metrics_out %s: %w", path, err)
+	}
+	for _, f := range p.InputFiles {
+		if in, err := resolve(f); err == nil && in == rp {
+			return fmt.Errorf("--metrics_out %s is an input file", path)
+		}
+	}
+	for _, part := range strings.Split(p.InputSpec, ",") {
+		if part = strings.TrimSpace(part); part != "" && readsAs(part, rp) {
+			return fmt.Errorf("--metrics_out %s: the input %s would read it as input", path, part)
+		}
 	}
 	b, err := storage.ReadFile(ctx, path)
 	if errors.Is(err, storage.ErrNotExist) {
@@ -197,21 +268,47 @@ func checkReport(ctx context.Context, path string, overwrite bool) error {
 	if err != nil {
 		return fmt.Errorf("--metrics_out %w", err)
 	}
-	if overwrite || failedReport(b) {
+	switch {
+	case !isReport(b):
+		return fmt.Errorf("--metrics_out %s exists and is not a run report: only a report is ever replaced there", path)
+	case p.Overwrite || failedReport(b):
 		return nil
 	}
 	return fmt.Errorf("--metrics_out %s exists (pass --overwrite to replace it)", path)
 }
 
-// failedReport reports whether b is a run report saying nothing was
-// published.
+// isReport reports whether b is a run report as commands write them
+// (EncodeReport: every field, by its proto name).
+func isReport(b []byte) bool {
+	var r map[string]json.RawMessage
+	if json.Unmarshal(b, &r) != nil {
+		return false
+	}
+	for _, k := range []string{"k", "valid", "rows", "jaccard", "problems"} {
+		if _, ok := r[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// failedReport reports whether the report b says its run published
+// nothing.
 func failedReport(b []byte) bool {
 	var r struct {
-		Published *bool   `json:"published"`
-		K         *int    `json:"k"`
-		RunID     *string `json:"run_id"`
+		Published *bool `json:"published"`
 	}
-	return json.Unmarshal(b, &r) == nil && r.Published != nil && !*r.Published && r.K != nil
+	return json.Unmarshal(b, &r) == nil && r.Published != nil && !*r.Published
+}
+
+// sameOutput reports whether a and b name one location.
+func sameOutput(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	ra, err1 := resolve(a)
+	rb, err2 := resolve(b)
+	return err1 == nil && err2 == nil && ra == rb
 }
 
 // checkKeyOut refuses an existing key path: a key is never overwritten.

@@ -67,14 +67,21 @@ func sweepDir(ctx context.Context, out string) (removed []string, err error) {
 	if storage.IsLocal(out) {
 		more, err := sweepTemps(filepath.Join(out, storage.SuccessName))
 		removed = append(removed, more...)
+		if err != nil {
+			return removed, err
+		}
+		more, err = sweepCreating(out)
+		removed = append(removed, more...)
 		return removed, err
 	}
 	return removed, nil
 }
 
-// listStagings returns the stagings beside out, by token.
+// listStagings returns the stagings beside out, by token: those of every
+// output in out's directory, so that a night's run also removes the dead
+// staging another night left (its lease decides, never its name).
 func listStagings(ctx context.Context, out string) (map[string]string, error) {
-	dir, base := storage.Split(out)
+	dir, _ := storage.Split(out)
 	stagings := map[string]string{}
 	if storage.IsLocal(out) {
 		entries, err := os.ReadDir(dir)
@@ -85,7 +92,7 @@ func listStagings(ctx context.Context, out string) (map[string]string, error) {
 			return nil, err
 		}
 		for _, e := range entries {
-			if token, ok := stagingToken(e.Name(), base); ok && e.IsDir() {
+			if token, ok := stagingToken(e.Name()); ok && e.IsDir() {
 				stagings[token] = filepath.Join(dir, e.Name())
 			}
 		}
@@ -94,14 +101,14 @@ func listStagings(ctx context.Context, out string) (map[string]string, error) {
 	// Objects one and two levels below each staging: the lease, the report
 	// and the shard list, and the staged shards.
 	for _, glob := range []string{"/*", "/*/*"} {
-		objs, err := storage.List(ctx, storage.Join(dir, "."+base+stagingInfix+"*")+glob)
+		objs, err := storage.List(ctx, storage.Join(dir, ".*"+stagingInfix+"*")+glob)
 		if err != nil {
 			return nil, err
 		}
 		prefix := storage.Clean(dir) + "/"
 		for _, o := range objs {
 			name, _, _ := strings.Cut(strings.TrimPrefix(o, prefix), "/")
-			if token, ok := stagingToken(name, base); ok {
+			if token, ok := stagingToken(name); ok {
 				stagings[token] = storage.Join(dir, name)
 			}
 		}
@@ -119,10 +126,46 @@ func sweepTemps(path string) ([]string, error) {
 	return removeDead(matches)
 }
 
+// sweepCreating removes, from the local directory dir, files that
+// storage.CreateLocked began but never named (its process died in that
+// moment): unlocked and older than leaseGrace. A file being created right
+// now is younger, or locked.
+func sweepCreating(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil
+	}
+	var removed []string
+	for _, e := range entries {
+		if !storage.IsCreating(e.Name()) && !strings.HasPrefix(e.Name(), "."+TempDirPrefix+"new-") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		st, err := os.Lstat(p)
+		if err != nil || time.Since(st.ModTime()) < leaseGrace {
+			continue
+		}
+		lockPath := p
+		if st.IsDir() {
+			lockPath = filepath.Join(p, leaseName)
+		} else if !st.Mode().IsRegular() {
+			continue
+		}
+		if live, err := storage.IsLive(lockPath); err != nil || live {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return removed, err
+		}
+		removed = append(removed, p)
+	}
+	return removed, nil
+}
+
 // sweepSpools removes upload spools and Beam temp directories of dead
 // processes from the temp directory.
 func sweepSpools() ([]string, error) {
-	var removed []string
+	removed, _ := sweepCreating(os.TempDir())
 	for _, prefix := range []string{storage.SpoolPrefix, TempDirPrefix} {
 		matches, err := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
 		if err != nil {
@@ -155,12 +198,11 @@ func removeDead(paths []string) ([]string, error) {
 			if _, err := os.Stat(lockPath); err != nil && time.Since(st.ModTime()) < leaseGrace {
 				continue
 			}
+		} else if !st.Mode().IsRegular() {
+			continue // not a file a run makes: never opened, never removed
 		}
 		live, err := storage.IsLive(lockPath)
-		if err != nil {
-			return removed, err
-		}
-		if live {
+		if err != nil || live {
 			continue
 		}
 		if err := os.RemoveAll(p); err != nil {

@@ -86,18 +86,11 @@ func ReadVersioned(ctx context.Context, uri string) ([]byte, Attrs, error) {
 	ctx = beginOp(ctx)
 	switch Scheme(uri) {
 	case SchemeLocal:
-		f, err := os.Open(uri)
+		f, st, err := OpenRegular(uri)
 		if err != nil {
 			return nil, Attrs{}, err
 		}
 		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return nil, Attrs{}, err
-		}
-		if !st.Mode().IsRegular() {
-			return nil, Attrs{}, &os.PathError{Op: "read", Path: uri, Err: errNotRegular(st.Mode())}
-		}
 		b, err := io.ReadAll(f)
 		return b, localAttrs(st), err
 	case SchemeGCS:
@@ -110,4 +103,34 @@ func ReadVersioned(ctx context.Context, uri string) ([]byte, Attrs, error) {
 		return nil, Attrs{}, err
 	}
 	return b, Attrs{Size: int64(len(b)), Version: contentVersion(b)}, nil
+}
+
+// OpenRegular opens the local file path for reading without blocking and
+// refuses anything but a regular file: a named pipe planted where a file
+// is expected would otherwise block the open (or the read) forever.
+func OpenRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &os.PathError{Op: "open", Path: path, Err: errNotRegular(st.Mode())}
+	}
+	return f, st, nil
+}
+
+// readLocal reads a whole local regular file (OpenRegular).
+func readLocal(path string) ([]byte, error) {
+	f, _, err := OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -44,7 +43,7 @@ func Put(ctx context.Context, uri string, data []byte, c Cond) error {
 	}
 	if _, err := w.Write(data); err != nil {
 		w.Abort()
-		return fmt.Errorf("%s: %w", uri, err)
+		return err
 	}
 	return w.Commit(c)
 }
@@ -57,7 +56,7 @@ func commitLocal(tmp, path string, c Cond) error {
 	if c == (Cond{}) {
 		return os.Rename(tmp, path)
 	}
-	unlock, err := lockDir(filepath.Dir(path))
+	unlock, err := LockDir(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
@@ -74,9 +73,9 @@ func commitLocal(tmp, path string, c Cond) error {
 	return os.Rename(tmp, path)
 }
 
-// lockDir takes an exclusive flock on a local directory and returns its
+// LockDir takes an exclusive flock on a local directory and returns its
 // release. The lock is the kernel's: a process that dies drops it.
-func lockDir(dir string) (func(), error) {
+func LockDir(dir string) (func(), error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}

@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"sync/atomic"
@@ -58,18 +57,9 @@ type localFile struct {
 }
 
 func openLocal(path string) (File, error) {
-	f, err := os.Open(path)
+	f, st, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if st.IsDir() {
-		f.Close()
-		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("is a directory")}
 	}
 	return &localFile{File: f, size: st.Size()}, nil
 }

@@ -59,10 +59,11 @@ func (l *Lock) Release() {
 
 // IsLive reports whether some process holds a flock on the local file
 // path (a Lock, or a Writer's temporary being written). A missing file is
-// not live. The probe takes and drops a shared lock, so it never blocks
+// not live; anything but a regular file is an error (never opened in a
+// way that could block). The probe takes and drops a shared lock, so it never blocks
 // and never stops the holder from going on.
 func IsLive(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, _, err := OpenRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -114,4 +115,16 @@ func CreateLocked(dir, prefix string) (*os.File, string, error) {
 		return nil, "", err
 	}
 	return f, name, nil
+}
+
+// Rewrite replaces the content of the locked file with data, synced; the
+// lock is kept.
+func (l *Lock) Rewrite(data []byte) error {
+	if err := l.f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := l.f.WriteAt(data, 0); err != nil {
+		return err
+	}
+	return l.f.Sync()
 }

@@ -16,7 +16,7 @@ func ReadFile(ctx context.Context, uri string) ([]byte, error) {
 	ctx = beginOp(ctx)
 	switch Scheme(uri) {
 	case SchemeLocal:
-		return os.ReadFile(uri)
+		return readLocal(uri)
 	case SchemeGCS:
 		b, _, err := readVersionedGCS(ctx, uri)
 		return b, err
@@ -99,7 +99,7 @@ func Copy(ctx context.Context, src, dst string) error {
 }
 
 func copyLocal(ctx context.Context, src, dst string) error {
-	f, err := os.Open(src)
+	f, _, err := OpenRegular(src)
 	if err != nil {
 		return err
 	}

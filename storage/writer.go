@@ -57,7 +57,7 @@ func Create(ctx context.Context, uri string) (*Writer, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", uri, err)
+			return nil, localErr(uri, err)
 		}
 		return &Writer{ctx: ctx, uri: uri, tmp: tmp, tmpName: name}, nil
 	}
@@ -79,7 +79,25 @@ func (w *Writer) Write(p []byte) (int, error) {
 	n, err := w.tmp.Write(p)
 	w.crc = crc32.Update(w.crc, castagnoli, p[:n])
 	w.size += int64(n)
-	return n, err
+	if err != nil {
+		return n, localErr(w.uri, err)
+	}
+	return n, nil
+}
+
+// localErr is a failed local write of uri as an *Error: one line naming
+// the file and the cause (no space left, permission denied), without the
+// temporary file's name.
+func localErr(uri string, err error) error {
+	var se *Error
+	if errors.As(err, &se) {
+		return err
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &Error{URI: uri, Err: err}
 }
 
 // CRC32C is the Castagnoli CRC-32 of the bytes written so far.
@@ -112,11 +130,8 @@ func (w *Writer) Commit(c Cond) error {
 		if err == nil {
 			err = commitLocal(w.tmpName, w.uri, c)
 		}
-		if errors.Is(err, ErrConflict) {
-			return &Error{URI: w.uri, Err: err}
-		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", w.uri, err)
+			return localErr(w.uri, err)
 		}
 		return nil
 	}

@@ -115,6 +115,9 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return exitFor(err, 2)
 	}
+	if r == nil {
+		return nil // an earlier run's release, whose pending key was saved
+	}
 	if !*quiet {
 		what := fmt.Sprintf("k=%d: %d partitions", *k, info.GetPartitions())
 		if !mondrian {

@@ -29,6 +29,7 @@ func exitFor(err error, fallback int) error {
 		se   *storage.Error
 		fe   *matrix.FileError
 		ke   *pseudonym.KeyError
+		oe   *release.OutputError
 		lost *release.LostRaceError
 		intr *release.InterruptedError
 		epe  *pipeline.EndpointError
@@ -46,7 +47,7 @@ func exitFor(err error, fallback int) error {
 		return &exitError{code: 1, err: err}
 	case errors.As(err, &epe):
 		return &exitError{code: 3, err: err}
-	case errors.As(err, &pe), errors.As(err, &ie), errors.As(err, &se), errors.As(err, &fe), errors.As(err, &ke):
+	case errors.As(err, &pe), errors.As(err, &ie), errors.As(err, &se), errors.As(err, &fe), errors.As(err, &ke), errors.As(err, &oe):
 		return &exitError{code: 2, err: err}
 	}
 	return &exitError{code: fallback, err: err}
@@ -55,8 +56,15 @@ func exitFor(err error, fallback int) error {
 // singleFile runs work as the lifecycle of a single-file release (solve,
 // baseline): release.Begin on plan, work with the run's context, then
 // release.Finish with what work returns. work's error is the Outcome's.
+// A retry of a run that published and died before saving its key only
+// saves the key: it returns (nil, nil) after saying so on stderr.
 func singleFile(plan release.Plan, stderr io.Writer, work func(ctx context.Context) (release.Outcome, error)) (*smoothanonpb.RunReport, error) {
 	lc, err := release.Begin(context.Background(), plan, stderr)
+	var ap *release.AlreadyPublishedError
+	if errors.As(err, &ap) {
+		fmt.Fprintf(stderr, "smoothanon: %v\n", ap)
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

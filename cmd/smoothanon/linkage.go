@@ -38,12 +38,14 @@ func runLinkage(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&releases, "release", "a release: its directory (holding _SUCCESS) or its single Parquet file; repeat once per release, oldest first (at least 2)")
 	k := fs.Int("k", 0, "the releases' k (required, at least 2)")
 	date := dateFlag(fs)
+	timeout := connectTimeoutFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := checkK(*k); err != nil {
 		return err
 	}
+	setStoreTimeout(*timeout)
 	day, err := resolveDate(*date, time.Now())
 	if err != nil {
 		return err
@@ -62,7 +64,7 @@ func runLinkage(args []string, stdout, stderr io.Writer) error {
 	rels := make([]*matrix.Matrix, len(releases))
 	fingerprints := make([]string, len(releases))
 	for i, spec := range releases {
-		rel, m, err := readRelease(spec, matrix.ReleaseOptions{})
+		rel, m, err := readRelease(spec, matrix.ReleaseOptions{VerifyChecksums: true})
 		if err != nil {
 			return inputErr(err)
 		}
@@ -75,8 +77,14 @@ func runLinkage(args []string, stdout, stderr io.Writer) error {
 	if err := r.CheckKeys(fingerprints); err != nil {
 		return err
 	}
-	// Releases under one key join by id, whatever their overlap says.
+	// Releases under one key join by id, whatever their overlap says; and
+	// a release whose smallest class is below k is not k-anonymous alone.
 	var shared error
+	for i, ri := range r.Releases {
+		if ri.MinSize > 0 && ri.MinSize < int64(*k) && shared == nil {
+			shared = &exitError{code: 1, err: fmt.Errorf("release %d (%s) is not %d-anonymous on its own: its smallest class has %d users", i+1, ri.Name, *k, ri.MinSize)}
+		}
+	}
 	if len(r.SharedKeys) > 0 {
 		shared = &exitError{code: 1, err: errors.New(r.SharedKeys[0].String())}
 		if n := len(r.SharedKeys) - 1; n > 0 {

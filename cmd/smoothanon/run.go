@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -102,6 +103,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return usageErr("%v", err)
 	}
 	ctx := context.Background()
+	setStoreTimeout(*timeout)
 	key, err := ids.resolve()
 	if err != nil {
 		return err
@@ -126,7 +128,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "smoothanon run: %s already holds the release of run %s; nothing to do\n", p.Output, res.RunID)
 		return nil
 	}
-	if res != nil && res.Report.GetPipeline() != nil {
+	if res != nil && res.Report.GetPipeline() != nil && (err == nil || errors.Is(err, release.ErrVerification)) {
 		r := res.Report
 		problems(stderr, "run", r)
 		fmt.Fprintf(stderr, "smoothanon run: %d rows in %d chunks on %s, %.1fs: valid=%v published=%v J=%.4f classes=%d suppressed=%d created=%d\n",

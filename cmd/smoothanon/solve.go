@@ -114,6 +114,9 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return exitFor(err, 2)
 	}
+	if r == nil {
+		return nil // an earlier run's release, whose pending key was saved
+	}
 	if !*quiet {
 		fmt.Fprintf(stderr, "smoothanon solve: %s %s k=%d: %d rows, %d clusters (mean %.1f, max %d), jaccard %.4f, suppressed %.4f, created %.4f, %.1fs -> %s\n",
 			*variant, *mode, *k, r.Rows, info.GetClusters(), info.GetClusterSize().GetMean(), info.GetClusterSize().GetMax(),

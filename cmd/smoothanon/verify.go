@@ -24,9 +24,11 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	mode := modeFlag(fs)
 	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union (as given to the anonymizer); repeats in the release are always reported")
 	ids := addUserIDFlags(fs, false)
+	timeout := connectTimeoutFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	setStoreTimeout(*timeout)
 	switch {
 	case *input == "":
 		return usageErr("missing --input")
