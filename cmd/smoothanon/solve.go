@@ -92,11 +92,12 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		if err := solver.CheckParams(p, in.NumRows()); err != nil {
 			return o, inputErr(fmt.Errorf("%s: %w", *input, err))
 		}
+		var progress solver.Progress
 		if !*quiet && isTerminal(stderr) {
-			p.Progress = progressPrinter(stderr)
+			progress = progressPrinter(stderr)
 		}
-		res, err := solver.Solve(ctx, in, p)
-		if p.Progress != nil {
+		res, err := solver.SolveProgress(ctx, in, p, progress)
+		if progress != nil {
 			fmt.Fprint(stderr, "\r\033[K")
 		}
 		if err != nil {
@@ -132,11 +133,11 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// progressPrinter returns a solver.Params.Progress that rewrites one status
+// progressPrinter returns a solver.Progress that rewrites one status
 // line on w at most every 200 ms, and whenever a stage completes. The limit
 // is not per stage: improve's candidates report under their own stage
 // names at the same time, and a per-stage limit would print every call.
-func progressPrinter(w io.Writer) func(stage string, done, total int) {
+func progressPrinter(w io.Writer) solver.Progress {
 	return newProgressPrinter(w, time.Now)
 }
 
