@@ -93,9 +93,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if async := fs.Lookup("async"); async != nil && async.Value.String() == "true" {
 		return usageErr("--async: run waits for its job, then publishes, saves the key and writes the report; it cannot return at submission")
 	}
-	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, RunID: *runID, K: *k, Mode: *mode,
-		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: *variant, Search: *search, Beta: *beta, Restarts: *restarts,
-		Start: start.start, AutoStart: start.auto, Workers: *workers, Runner: runnerName(*runners.Runner), Key: *chunkKey,
+	sp := solver.Params{K: *k, Mode: *mode, Seed: *seed, Variant: *variant, Search: *search, Beta: *beta, Restarts: *restarts,
+		Start: start.start, Workers: *workers}
+	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, RunID: *runID, Solver: sp,
+		ChunkSize: *chunkSize, Shards: *shards, AutoStart: start.auto, Runner: runnerName(*runners.Runner), Key: *chunkKey,
 		SpectralIterations: *iterations, PoolShare: *poolShare, ConnectTimeout: *timeout,
 		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out, Date: day, Stderr: stderr}
 	if err := pipeline.CheckParams(p); err != nil {
