@@ -29,9 +29,9 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
 	output := fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)")
 	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced")
-	k := fs.Int("k", 0, "mondrian: smallest partition size (at least 2)")
+	sp, _ := solverFlags(fs, "baseline")
+	k, seed := &sp.K, &sp.Seed
 	epsilon := fs.Float64("epsilon", 0, "rr_*: privacy parameter (positive)")
-	seed := fs.Int64("seed", 0, "rr_*: random seed; same input and seed give the same release")
 	maxEntries := fs.Int64("max_entries", baseline.DefaultMaxEntries, "rr_*: refuse a release expected to hold more entries than this (0 = the default)")
 	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
 	quiet := fs.Bool("quiet", false, "no summary on stderr")

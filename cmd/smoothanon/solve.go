@@ -27,15 +27,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
 	output := fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)")
 	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced")
-	k := fs.Int("k", 0, "smallest cluster size (required, at least 2)")
-	mode := modeFlag(fs)
-	variant := variantFlag(fs)
-	search := searchFlag(fs)
-	startFrom := startFlag(fs)
-	beta := fs.Int("beta", solver.DefaultBeta, "facility cost uses the beta·k nearest users, alpha = 1/beta (at least 1)")
-	restarts := fs.Int("restarts", solver.DefaultRestarts, "random orders of Meyerson's algorithm (at least 1)")
-	seed := fs.Int64("seed", 0, "random seed; same input and seed give the same release")
-	workers := fs.Int("workers", 0, "goroutines (0 = GOMAXPROCS); does not change the result")
+	sp, _ := solverFlags(fs, "solve")
 	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
 	quiet := fs.Bool("quiet", false, "no progress or summary on stderr")
 	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union")
@@ -50,19 +42,11 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	case *output == "":
 		return usageErr("missing --output")
 	}
-	if err := checkK(*k); err != nil {
+	p := *sp
+	if err := checkK(p.K); err != nil {
 		return err
 	}
-	switch {
-	case *beta < 1:
-		return usageErr("--beta = %d, must be at least 1", *beta)
-	case *restarts < 1:
-		return usageErr("--restarts = %d, must be at least 1", *restarts)
-	case *workers < 0:
-		return usageErr("--workers = %d, must be at least 0", *workers)
-	}
-	p := solver.Params{K: *k, Mode: *mode, Beta: *beta, Restarts: *restarts, Seed: *seed, Variant: *variant, Search: *search, Start: *startFrom, Workers: *workers}
-	if err := solver.CheckParams(p, *k); err != nil { // rows checked after reading
+	if err := solver.CheckParams(p, p.K); err != nil { // rows checked after reading
 		return usageErr("%v", err)
 	}
 	setStoreTimeout(*timeout)
@@ -103,7 +87,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return o, inputErr(err)
 		}
-		o.Report, err = verify.Check(in, res.Release, verify.Params{K: *k, Mode: *mode})
+		o.Report, err = verify.Check(in, res.Release, verify.Params{K: p.K, Mode: p.Mode})
 		if err != nil {
 			return o, err
 		}
@@ -117,7 +101,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*quiet {
 		fmt.Fprintf(stderr, "smoothanon solve: %s %s k=%d: %d rows, %d clusters (mean %.1f, max %d), jaccard %.4f, suppressed %.4f, created %.4f, %.1fs -> %s\n",
-			*variant, *mode, *k, r.Rows, info.GetClusters(), info.GetClusterSize().GetMean(), info.GetClusterSize().GetMax(),
+			p.Variant, p.Mode, p.K, r.Rows, info.GetClusters(), info.GetClusterSize().GetMean(), info.GetClusterSize().GetMax(),
 			r.Jaccard, r.SuppressedFraction, r.CreatedFraction, since(start), *output)
 	}
 	return nil
