@@ -82,6 +82,9 @@ func (m minInt) Set(s string) error {
 	return nil
 }
 
+// Type names the flag's value in -h (printFlag).
+func (m minInt) Type() string { return "int" }
+
 // minIntVar defines an int flag of at least min, starting at def.
 func minIntVar(fs *flag.FlagSet, p *int, name string, def, min int, usage string) {
 	*p = def
@@ -92,18 +95,24 @@ func minIntVar(fs *flag.FlagSet, p *int, name string, def, min int, usage string
 // takes and returns the Params they fill: all of them for "run" and
 // "solve"; --k (mondrian) and --seed (randomized response) for
 // "baseline". For "run" --start also takes auto, which sets autoStart
-// (pipeline.Params.AutoStart). Adding a solver setting is a field of
-// solver.Params and one line here.
-func solverFlags(fs *flag.FlagSet, cmd string) (p *solver.Params, autoStart *bool) {
+// (pipeline.Params.AutoStart). --k and --mode are in the Privacy group of
+// -h, the others in the Solver group (baseline's --seed in Randomized
+// response). Adding a solver setting is a field of solver.Params and one
+// line here.
+func solverFlags(g *groupedFlags, cmd string) (p *solver.Params, autoStart *bool) {
 	p, autoStart = new(solver.Params), new(bool)
+	fs := g.FlagSet
 	run, baseline := cmd == "run", cmd == "baseline"
+	g.in(groupPrivacy)
 	if baseline {
 		fs.IntVar(&p.K, "k", 0, "mondrian: smallest partition size (at least 2)")
+		g.in(groupRR)
 		fs.Int64Var(&p.Seed, "seed", 0, "rr_*: random seed; same input and seed give the same release")
 		return p, autoStart
 	}
 	fs.IntVar(&p.K, "k", 0, "smallest class size (required, at least 2)")
 	choiceVar(fs, &p.Mode, "mode", "smooth", matrix.ParseMode, modeUsage)
+	g.in(groupSolver)
 	fs.Int64Var(&p.Seed, "seed", 0, pick(run, "random seed; same input, seed and chunk size give the same release on every runner",
 		"random seed; same input and seed give the same release"))
 	choiceVar(fs, &p.Variant, "variant", "improved", solver.ParseVariant, "improved (Alg2 + split + refine) or paper (Alg2 as in the paper)")

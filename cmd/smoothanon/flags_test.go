@@ -26,8 +26,7 @@ func TestSolverFlags(t *testing.T) {
 		}
 	}
 	for _, cmd := range []string{"run", "solve"} {
-		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
+		fs := newGroupedFlags(cmd, io.Discard)
 		p, auto := solverFlags(fs, cmd)
 		if err := fs.Parse(args); err != nil {
 			t.Fatalf("%s: %v", cmd, err)
@@ -39,7 +38,7 @@ func TestSolverFlags(t *testing.T) {
 
 	defaults := solver.Params{Beta: solver.DefaultBeta, Restarts: solver.DefaultRestarts}
 	for _, cmd := range []string{"run", "solve", "baseline"} {
-		fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+		fs := newGroupedFlags(cmd, io.Discard)
 		p, auto := solverFlags(fs, cmd)
 		if cmd == "baseline" {
 			defaults = solver.Params{}
@@ -49,8 +48,7 @@ func TestSolverFlags(t *testing.T) {
 		}
 	}
 
-	fs := flag.NewFlagSet("baseline", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newGroupedFlags("baseline", io.Discard)
 	solverFlags(fs, "baseline")
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })

@@ -24,6 +24,14 @@ func init() {
 	})
 }
 
+// runnerFlag adds Beam's --runner to fs, with our usage: it is the one
+// Beam flag every run sets.
+func runnerFlag(fs *flag.FlagSet) {
+	f := flag.CommandLine.Lookup("runner")
+	resetFlag(f)
+	fs.Var(f.Value, f.Name, "Beam runner: prism (the default; Beam's portable runner, in this process), flink or universal (a job service at --endpoint), dataflow (Google Cloud Dataflow: --project, --region, ...)")
+}
+
 // addGlobalFlags adds to fs every flag Beam and its runners registered on
 // the global flag set (--runner, --endpoint, --environment_type, --project,
 // --region, --staging_location, --worker_binary, --dry_run, ...), so they
@@ -41,23 +49,28 @@ func addGlobalFlags(fs *flag.FlagSet) {
 }
 
 func runRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", stderr)
+	fs := newGroupedFlags("run", stderr)
+	fs.in(groupIO)
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list; local or gs://, s3:// (required)")
 	output := fs.String("output", "", "release directory of sharded Parquet files, local or gs://, s3:// (required; empty or missing, or holding a release with --overwrite)")
 	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; nothing else there is ever replaced or deleted")
 	runID := fs.String("run_id", "", "id of this run (A-Z a-z 0-9 . _ -), written into the release's _SUCCESS manifest; rerunning an id already published there does nothing (default: --date if given, else random)")
-	date := dateFlag(fs)
+	date := dateFlag(fs.FlagSet)
+	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
 	sp, autoStart := solverFlags(fs, "run")
+	fs.in(groupPrivacy)
+	ids := addUserIDFlags(fs.FlagSet, true)
+	fs.in(groupPipeline)
+	runnerFlag(fs.FlagSet)
 	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "target rows per chunk solved together (at least 2k)")
-	shards := fs.Int64("shards", 0, "output files (0 = one per ~1M rows)")
-	chunkKey := chunkKeyFlag(fs)
+	chunkKey := chunkKeyFlag(fs.FlagSet)
 	iterations := fs.Int("spectral_iterations", transforms.DefaultSpectralIterations, "averaging rounds of --chunk_key=spectral")
 	poolShare := fs.Float64("pool_share", pipeline.DefaultPoolShare, "share of each chunk's rows, its worst-served clusters, solved again together with its neighbours' (0 = no pools; else 0.01..0.5)")
-	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
-	timeout := connectTimeoutFlag(fs)
-	ids := addUserIDFlags(fs, true)
-	addGlobalFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	shards := fs.Int64("shards", 0, "output files (0 = one per ~1M rows)")
+	timeout := connectTimeoutFlag(fs.FlagSet)
+	fs.in(groupBeam)
+	addGlobalFlags(fs.FlagSet)
+	if err := parseFlags(fs.FlagSet, args); err != nil {
 		return err
 	}
 	if err := checkK(sp.K); err != nil {

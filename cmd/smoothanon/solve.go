@@ -23,17 +23,19 @@ func init() {
 }
 
 func runSolve(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("solve", stderr)
+	fs := newGroupedFlags("solve", stderr)
+	fs.in(groupIO)
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
 	output := fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)")
 	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced")
-	sp, _ := solverFlags(fs, "solve")
 	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
 	quiet := fs.Bool("quiet", false, "no progress or summary on stderr")
-	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union")
-	timeout := connectTimeoutFlag(fs)
-	ids := addUserIDFlags(fs, true)
-	if err := parseFlags(fs, args); err != nil {
+	dedupe := dedupeFlag(fs.FlagSet, "repeated user ids in the input: refuse or union")
+	timeout := connectTimeoutFlag(fs.FlagSet)
+	sp, _ := solverFlags(fs, "solve")
+	fs.in(groupPrivacy)
+	ids := addUserIDFlags(fs.FlagSet, true)
+	if err := parseFlags(fs.FlagSet, args); err != nil {
 		return err
 	}
 	switch {
