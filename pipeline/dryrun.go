@@ -25,6 +25,7 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err := CheckParams(p); err != nil {
 		return &InputError{err}
 	}
+	noteDirect(p)
 	p = withDefaults(p)
 	if p.PseudonymKey != nil {
 		// The printed graph must not carry the release's key.

@@ -99,7 +99,10 @@ type Params struct {
 	SpectralIterations int
 	// Shards is the number of output files. Optional; default 0 = one per ~1M rows.
 	Shards int64
-	// Runner is a Beam runner name: prism, flink, universal, dataflow. Optional; default prism.
+	// Runner is a Beam runner name: prism, flink, universal, dataflow; or
+	// direct, which runs prism, Beam's recommended replacement for its
+	// deprecated Go direct runner (DirectNote goes to Stderr). Optional;
+	// default prism.
 	Runner string
 	// PseudonymKey, when set, replaces every user id by its pseudonym
 	// under the key right after reading (transforms.Pseudonymize) and
@@ -126,6 +129,10 @@ type Params struct {
 	// Optional; default none.
 	Stderr io.Writer
 }
+
+// DirectNote is the line Run and DryRun write to Params.Stderr for
+// Params.Runner direct.
+const DirectNote = "smoothanon: runner direct runs prism, Beam's recommended replacement for its deprecated Go direct runner"
 
 // DefaultConnectTimeout is Params.ConnectTimeout's default.
 const DefaultConnectTimeout = 60 * time.Second
@@ -158,9 +165,9 @@ func CheckParams(p Params) error {
 		return fmt.Errorf("shards %d, want >= 0", p.Shards)
 	}
 	switch p.Runner {
-	case "", "prism", "flink", "universal", "dataflow", "direct", "spark":
+	case "", "prism", "direct", "flink", "universal", "dataflow", "spark":
 	default:
-		return fmt.Errorf("unknown runner %q (want prism, flink, universal or dataflow)", p.Runner)
+		return fmt.Errorf("unknown runner %q (want prism, direct, flink, universal or dataflow)", p.Runner)
 	}
 	return nil
 }
@@ -169,13 +176,21 @@ func withDefaults(p Params) Params {
 	if p.ChunkSize == 0 {
 		p.ChunkSize = DefaultChunkSize
 	}
-	if p.Runner == "" {
+	if p.Runner == "" || p.Runner == "direct" {
 		p.Runner = "prism"
 	}
 	if p.ConnectTimeout == 0 {
 		p.ConnectTimeout = DefaultConnectTimeout
 	}
 	return p
+}
+
+// noteDirect writes DirectNote to p.Stderr when p asks for the direct
+// runner, which withDefaults replaces by prism.
+func noteDirect(p Params) {
+	if p.Runner == "direct" && p.Stderr != nil {
+		fmt.Fprintln(p.Stderr, DirectNote)
+	}
 }
 
 // InputError is a problem with the input found before the job starts.
@@ -304,6 +319,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	if err := CheckParams(p); err != nil {
 		return nil, &InputError{err}
 	}
+	noteDirect(p)
 	p = withDefaults(p)
 	if p.RunID == "" {
 		p.RunID = randomID()

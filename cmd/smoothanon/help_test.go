@@ -104,6 +104,9 @@ func TestHelpGrouped(t *testing.T) {
 		if ours != listed {
 			t.Errorf("%s -h: %d flags in our groups, want the %d this test lists:\n%s", c.cmd, ours, listed, text)
 		}
+		if c.cmd == "run" && !strings.Contains(text, "direct (runs prism") {
+			t.Errorf("run -h does not say that --runner direct runs prism")
+		}
 		if c.cmd == "run" && flags["k"] > headings[groupBeam] {
 			t.Errorf("run -h: -k below Beam's heading")
 		}

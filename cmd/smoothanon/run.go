@@ -29,7 +29,7 @@ func init() {
 func runnerFlag(fs *flag.FlagSet) {
 	f := flag.CommandLine.Lookup("runner")
 	resetFlag(f)
-	fs.Var(f.Value, f.Name, "Beam runner: prism (the default; Beam's portable runner, in this process), flink or universal (a job service at --endpoint), dataflow (Google Cloud Dataflow: --project, --region, ...)")
+	fs.Var(f.Value, f.Name, "Beam runner: prism (the default; Beam's portable runner, in this process), direct (runs prism: Beam's Go direct runner is deprecated, prism replaces it), flink or universal (a job service at --endpoint), dataflow (Google Cloud Dataflow: --project, --region, ...)")
 }
 
 // addGlobalFlags adds to fs every flag Beam and its runners registered on
@@ -170,7 +170,7 @@ func resetFlag(f *flag.Flag) {
 // pipeline supports (Dataflow's Flex Template launcher may pass
 // --runner=DataflowRunner).
 var runnerAliases = map[string]string{
-	"DataflowRunner": "dataflow", "FlinkRunner": "flink", "PrismRunner": "prism",
+	"DataflowRunner": "dataflow", "FlinkRunner": "flink", "PrismRunner": "prism", "DirectRunner": "direct",
 	"PortableRunner": "universal", "portable": "universal",
 }
 
