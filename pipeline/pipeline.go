@@ -239,7 +239,7 @@ func Build(p Params, in Input, staging string) *beam.Pipeline {
 
 // hooks let tests break a run on purpose, to prove that nothing is
 // published then. tamper rewrites the released rows between Solve and
-// Verify/Write; afterWrite sees Write's Stats before they reach Publish.
+// Verify/Write; afterWrite sees Write's Stats before they reach Report.
 type hooks struct {
 	tamper, afterWrite func(s beam.Scope, col beam.PCollection) beam.PCollection
 	// runRows, when set, is WriteParams.RunRows: tests make shards of
@@ -252,7 +252,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	files := append([]string(nil), in.Files...)
 	sort.Strings(files)
 	pl, s := beam.NewPipelineWithRoot()
-	rows := transforms.Read(s, beam.CreateList(s, files))
+	rows := transforms.Read(s, files)
 	md := release.FileMetadata(p.PseudonymKey)
 	if p.PseudonymKey != nil {
 		rows = transforms.Pseudonymize(s, rows, transforms.PseudonymizeParams{Key: *p.PseudonymKey})
@@ -263,10 +263,10 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 		Total: in.Rows, Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
 	sp := transforms.SolveParams{Solver: p.Solver, PoolShare: p.PoolShare}
 	out, setAside, chunkStats := transforms.Solve(s, chunks, sp)
-	stats := []beam.PCollection{transforms.CountRows(s, rows)}
+	var stats []beam.PCollection
 	if p.PoolShare > 0 {
-		pooled, poolStats := transforms.Pool(s, setAside, chunkStats, transforms.PoolParams{Solve: sp})
-		out = beam.Flatten(s, out, pooled)
+		var poolStats beam.PCollection
+		out, poolStats = transforms.Pool(s, out, setAside, chunkStats, transforms.PoolParams{Solve: sp})
 		stats = append(stats, poolStats)
 	}
 	if h.tamper != nil {
@@ -278,7 +278,8 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	if h.afterWrite != nil {
 		written = h.afterWrite(s, written)
 	}
-	all := transforms.CombineStats(s, append(stats, verified, written), chunkStats)
+	stats = append(stats, verified, written, transforms.CountRows(s, rows))
+	all := transforms.CombineStats(s, stats, chunkStats)
 	transforms.Report(s, all, transforms.ReportParams{Staging: staging, K: k, Mode: mode, ChunkSize: p.ChunkSize,
 		InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md})
 	return pl

@@ -232,14 +232,16 @@ func init() {
 	register.Function1x1(poolStats)
 }
 
-// Pool solves the set-aside rows of Solve again, pooled: setAside is
-// Solve's PCollection<KV<int64, PoolBlock>> (keyed by chunk) and chunks
-// its PCollection<ChunkStat>, which numbers the chunks. It returns the
-// pooled rows' releases, PCollection<OutBlock>, and one Stats per pool. A
-// pool's rows are sorted by user before solving and its seed is mixed from
-// (Seed, pool), so its release is a pure function of the run. A pool of
-// one chunk, or one naming a user twice, keeps its first release.
-func Pool(s beam.Scope, setAside, chunks beam.PCollection, params PoolParams) (rows, stats beam.PCollection) {
+// Pool solves the set-aside rows of Solve again, pooled: released, setAside
+// and chunks are Solve's three outputs, the released rows
+// PCollection<OutBlock>, the rows set aside PCollection<KV<int64,
+// PoolBlock>> (keyed by chunk) and PCollection<ChunkStat>, which numbers
+// the chunks. It returns the release of every row, PCollection<OutBlock>:
+// released and the pooled rows' releases; and one Stats per pool. A
+// pool's rows are sorted by user before solving and its seed is mixed
+// from (Seed, pool), so its release is a pure function of the run. A pool
+// of one chunk, or one naming a user twice, keeps its first release.
+func Pool(s beam.Scope, released, setAside, chunks beam.PCollection, params PoolParams) (rows, stats beam.PCollection) {
 	s = s.Scope("Pool")
 	if err := CheckSolveParams(params.Solve); err != nil {
 		panic(fmt.Errorf("pool: %w", err))
@@ -253,8 +255,8 @@ func Pool(s beam.Scope, setAside, chunks beam.PCollection, params PoolParams) (r
 	grouped := beam.GroupByKey(s, beam.Reshuffle(s, keyed))
 	fn := newSolveFn(params.Solve)
 	fn.PoolShare = 0 // a pool sets nothing aside
-	rows, pools := beam.ParDo2(s, &poolFn{*fn}, grouped)
-	return rows, beam.ParDo(s, poolStats, pools)
+	pooled, pools := beam.ParDo2(s, &poolFn{*fn}, grouped)
+	return beam.Flatten(s, released, pooled), beam.ParDo(s, poolStats, pools)
 }
 
 // poolKeyFn keys set-aside pieces by pool: chunks are ranked by id (ids
