@@ -1,13 +1,3 @@
-// Package pipeline assembles smoothanon's Beam batch pipeline from the
-// transforms package and runs it:
-//
-//	Read (file, row group) → Signature (MinHash) → Chunk (deterministic
-//	range partition) → Solve (per chunk) → Verify (global) → Write (sharded
-//	Parquet in a staging dir) → Publish (rename into place if valid)
-//
-// The release is a pure function of (the set of input rows, Params): the
-// same on every runner, across re-runs, and whatever the order of the
-// input files.
 package pipeline
 
 import (
