@@ -16,15 +16,15 @@
 //     PCollection<matrix.Matrix> of blocks of rows.
 //   - [Pseudonymize]: blocks of rows to blocks whose user ids are
 //     pseudonyms under [PseudonymizeParams].Key.
-//   - [Signature]: blocks of rows to PCollection<[KeyedBlock]>, each row
+//   - [Signature]: blocks of rows to PCollection<KeyedBlock>, each row
 //     with its leading sort key ([Key]; KeySpectral in a nested Spectral
 //     scope).
-//   - [Chunk]: keyed blocks to PCollection<KV<int64, [ChunkBlock]>>, a
+//   - [Chunk]: keyed blocks to PCollection<KV<int64, ChunkBlock>>, a
 //     deterministic range partition of the rows into chunks, keyed by
 //     chunk (ChunkParams.Sharpen in a nested Sharpen scope).
 //   - [Solve]: chunks to three collections: the released rows
-//     PCollection<[OutBlock]>, the rows set aside for Pool
-//     PCollection<KV<int64, [PoolBlock]>>, and one [ChunkStat] per chunk.
+//     PCollection<OutBlock>, the rows set aside for Pool
+//     PCollection<KV<int64, PoolBlock>>, and one [ChunkStat] per chunk.
 //     [SolveParams].Solver is the solver.Params of every chunk.
 //   - [Pool]: Solve's three outputs to the release of every row,
 //     PCollection<OutBlock>, and one [Stats] per pool.
