@@ -31,14 +31,14 @@ type autoChoices struct {
 // (transforms.ChooseKey): transforms.KeyAuto in p.Key becomes the key
 // ChooseKey picks, and AutoStart becomes a Start (see Params.AutoStart).
 func resolveAuto(p *Params, files []string) (autoChoices, error) {
-	if p.AutoStart && p.Variant != solver.Improved {
-		p.Start, p.AutoStart = solver.StartBoth, false // the paper's variant has one start
+	if p.AutoStart && p.Solver.Variant != solver.Improved {
+		p.Solver.Start, p.AutoStart = solver.StartBoth, false // the paper's variant has one start
 	}
 	a := autoChoices{Key: p.Key == transforms.KeyAuto, Start: p.AutoStart}
 	if !a.Key && !a.Start {
 		return a, nil // nothing the sample could change: no read
 	}
-	c, err := transforms.ChooseKey(slices.Sorted(slices.Values(files)), p.Seed)
+	c, err := transforms.ChooseKey(slices.Sorted(slices.Values(files)), p.Solver.Seed)
 	if err != nil {
 		return a, err
 	}
@@ -46,9 +46,9 @@ func resolveAuto(p *Params, files []string) (autoChoices, error) {
 		p.Key = c.Key
 	}
 	if a.Start {
-		p.Start, p.AutoStart = solver.StartBoth, false
+		p.Solver.Start, p.AutoStart = solver.StartBoth, false
 		if c.Key == transforms.KeyHub {
-			p.Start = solver.StartMondrian
+			p.Solver.Start = solver.StartMondrian
 		}
 	}
 	a.Evidence = &smoothanonpb.ChunkKeyAuto{SampleRows: c.SampleRows, TopShare: c.TopShare}

@@ -42,7 +42,7 @@ func key(b *testing.B) transforms.Key {
 // withStart sets p's start from -pipeline_start.
 func withStart(b *testing.B, p Params) Params {
 	var err error
-	if p.Start, p.AutoStart, err = ParseStart(*benchStart); err != nil {
+	if p.Solver.Start, p.AutoStart, err = ParseStart(*benchStart); err != nil {
 		b.Fatal(err)
 	}
 	return p
@@ -136,7 +136,8 @@ func BenchmarkDBLP(b *testing.B) {
 	m := datasets.ForTest(b, "dblp")
 	input := writeParts(b, b.TempDir(), m, 4)
 	b.ResetTimer()
-	res := runBench(b, withStart(b, Params{Input: input, K: 8, ChunkSize: 100_000, Seed: *benchSeed, Key: key(b), SpectralIterations: *benchIters}))
+	res := runBench(b, withStart(b, Params{Input: input,
+		Solver: solver.Params{K: 8, Seed: *benchSeed}, ChunkSize: 100_000, Key: key(b), SpectralIterations: *benchIters}))
 	if *benchWhole {
 		b.StopTimer()
 		start := time.Now()
@@ -174,7 +175,8 @@ func BenchmarkUserLists(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	res := runBench(b, withStart(b, Params{Input: filepath.Join(dir, "in.parquet"), K: 8, ChunkSize: 100_000, Seed: 1, Key: key(b), SpectralIterations: *benchIters}))
+	res := runBench(b, withStart(b, Params{Input: filepath.Join(dir, "in.parquet"),
+		Solver: solver.Params{K: 8, Seed: 1}, ChunkSize: 100_000, Key: key(b), SpectralIterations: *benchIters}))
 	if !*benchWhole {
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/internal/workerexit"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver"
 )
 
 const clusterScript = "../deploy/flink/cluster.sh"
@@ -91,7 +92,8 @@ func userListsFixture(t *testing.T) *runnerFixture {
 		files = append(files, path)
 		lo = hi
 	}
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "prism"), K: 8, ChunkSize: 2500, Seed: 5, Shards: 2,
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "prism"),
+		Solver: solver.Params{K: 8, Seed: 5}, ChunkSize: 2500, Shards: 2,
 		PoolShare: DefaultPoolShare}
 	runOK(t, p)
 	_, want := readRelease(t, p.Output)

@@ -25,6 +25,7 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err := CheckParams(p); err != nil {
 		return &InputError{err}
 	}
+	noteDirect(p)
 	p = withDefaults(p)
 	if p.PseudonymKey != nil {
 		// The printed graph must not carry the release's key.
@@ -38,7 +39,7 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err != nil {
 		return &InputError{err}
 	}
-	plan := fmt.Sprintf("chunk key %s%s, start %s%s", p.Key, autoMark(auto.Key), p.Start, autoMark(auto.Start))
+	plan := fmt.Sprintf("chunk key %s%s, start %s%s", p.Key, autoMark(auto.Key), p.Solver.Start, autoMark(auto.Start))
 	if e := auto.Evidence; e != nil {
 		plan += fmt.Sprintf(" (sample: %.3f of the spectral coordinate's variance on 1%% of %d rows)", e.TopShare, e.SampleRows)
 	}

@@ -1,13 +1,3 @@
-// Package pipeline assembles smoothanon's Beam batch pipeline from the
-// transforms package and runs it:
-//
-//	Read (file, row group) → Signature (MinHash) → Chunk (deterministic
-//	range partition) → Solve (per chunk) → Verify (global) → Write (sharded
-//	Parquet in a staging dir) → Publish (rename into place if valid)
-//
-// The release is a pure function of (the set of input rows, Params): the
-// same on every runner, across re-runs, and whatever the order of the
-// input files.
 package pipeline
 
 import (
@@ -38,7 +28,6 @@ import (
 	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
-	"github.com/smoothanon/smoothanon/verify"
 )
 
 // DefaultChunkSize is the target number of rows solved together.
@@ -62,28 +51,28 @@ type Params struct {
 	// an Output whose manifest carries the same id is a no-op that
 	// succeeds. Optional; default a random id.
 	RunID string
-	// K is the anonymity parameter. Required; >= 2 (k = 1 needs no pipeline).
-	K int
-	// Mode is smooth or nonsmooth. Optional; default matrix.Smooth.
-	Mode matrix.Mode
-	// ChunkSize is the target rows per chunk. Optional; default DefaultChunkSize; >= 2K.
+	// Solver configures the solve of every chunk and pool, and is carried
+	// whole into the job graph (transforms.SolveParams.Solver). Required:
+	// Solver.K, the anonymity parameter, at least 2 (k = 1 needs no
+	// pipeline). The rest as solver.Params documents, with these meanings
+	// in the pipeline:
+	//   - Solver.K and Solver.Mode are also what Verify checks and the
+	//     report states.
+	//   - Solver.Seed is the run's seed: it seeds MinHash, the sample of
+	//     KeyAuto and AutoStart, and, mixed with the chunk's or pool's
+	//     number, each solve (transforms.ChunkSeed), so that the release
+	//     is reproducible.
+	//   - Solver.Workers is per chunk; 0 means GOMAXPROCS, or 1 under
+	//     solver.StartMondrian (transforms.SolveParams).
+	Solver solver.Params
+	// ChunkSize is the target rows per chunk. Optional; default
+	// DefaultChunkSize; >= 2·Solver.K.
 	ChunkSize int64
-	// Seed makes the run reproducible (MinHash and per-chunk solver seeds). Optional; default 0.
-	Seed int64
-	// Beta, Restarts, Variant, Search and Workers are passed to the
-	// solver. Optional; solver defaults, except that Workers defaults to 1
-	// under solver.StartMondrian (see transforms.SolveParams.Workers).
-	Beta, Restarts, Workers int
-	Variant                 solver.Variant
-	Search                  solver.Search
-	// Start is what the solver starts from (solver.Start). Optional;
-	// default solver.StartBoth.
-	Start solver.Start
-	// AutoStart replaces Start by the choice made from the sample that
+	// AutoStart replaces Solver.Start by the choice made from the sample that
 	// KeyAuto reads (transforms.ChooseKey): solver.StartMondrian where
 	// the sample lacks community structure (ChooseKey picks hub) and the
 	// variant is Improved, solver.StartBoth otherwise. Optional; default
-	// false.
+	// false (Solver.Start as given).
 	AutoStart bool
 	// Key leads the chunking sort key (see transforms.Key); KeyAuto
 	// picks spectral or hub from a sample of the input
@@ -100,7 +89,10 @@ type Params struct {
 	SpectralIterations int
 	// Shards is the number of output files. Optional; default 0 = one per ~1M rows.
 	Shards int64
-	// Runner is a Beam runner name: prism, flink, universal, dataflow. Optional; default prism.
+	// Runner is a Beam runner name: prism, flink, universal, dataflow; or
+	// direct, which runs prism, Beam's recommended replacement for its
+	// deprecated Go direct runner (DirectNote goes to Stderr). Optional;
+	// default prism.
 	Runner string
 	// PseudonymKey, when set, replaces every user id by its pseudonym
 	// under the key right after reading (transforms.Pseudonymize) and
@@ -128,6 +120,10 @@ type Params struct {
 	Stderr io.Writer
 }
 
+// DirectNote is the line Run and DryRun write to Params.Stderr for
+// Params.Runner direct.
+const DirectNote = "smoothanon: runner direct runs prism, Beam's recommended replacement for its deprecated Go direct runner"
+
 // DefaultConnectTimeout is Params.ConnectTimeout's default.
 const DefaultConnectTimeout = 60 * time.Second
 
@@ -139,18 +135,15 @@ func CheckParams(p Params) error {
 	if p.Output == "" {
 		return errors.New("no output directory (--output)")
 	}
-	if err := verify.CheckParams(verify.Params{K: p.K, Mode: p.Mode}); err != nil {
+	if err := transforms.CheckSolveParams(transforms.SolveParams{Solver: p.Solver, PoolShare: p.PoolShare}); err != nil {
 		return err
-	}
-	if p.K < 2 {
-		return fmt.Errorf("k=%d: the pipeline needs k >= 2", p.K)
 	}
 	cs := p.ChunkSize
 	if cs == 0 {
 		cs = DefaultChunkSize
 	}
-	if cs < 2*int64(p.K) {
-		return fmt.Errorf("chunk size %d below 2k=%d", cs, 2*p.K)
+	if cs < 2*int64(p.Solver.K) {
+		return fmt.Errorf("chunk size %d below 2k=%d", cs, 2*p.Solver.K)
 	}
 	if p.Key < transforms.KeySpectral || p.Key > transforms.KeyAuto {
 		return fmt.Errorf("invalid chunk key %d", int(p.Key))
@@ -161,32 +154,33 @@ func CheckParams(p Params) error {
 	if p.Shards < 0 {
 		return fmt.Errorf("shards %d, want >= 0", p.Shards)
 	}
-	if err := transforms.CheckPoolShare(p.PoolShare); err != nil {
-		return err
-	}
-	if p.Workers < 0 {
-		return fmt.Errorf("workers %d, want >= 0", p.Workers)
-	}
 	switch p.Runner {
-	case "", "prism", "flink", "universal", "dataflow", "direct", "spark":
+	case "", "prism", "direct", "flink", "universal", "dataflow", "spark":
 	default:
-		return fmt.Errorf("unknown runner %q (want prism, flink, universal or dataflow)", p.Runner)
+		return fmt.Errorf("unknown runner %q (want prism, direct, flink, universal or dataflow)", p.Runner)
 	}
-	return solver.CheckParams(solver.Params{K: p.K, Mode: p.Mode, Beta: p.Beta, Restarts: p.Restarts,
-		Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers}, p.K)
+	return nil
 }
 
 func withDefaults(p Params) Params {
 	if p.ChunkSize == 0 {
 		p.ChunkSize = DefaultChunkSize
 	}
-	if p.Runner == "" {
+	if p.Runner == "" || p.Runner == "direct" {
 		p.Runner = "prism"
 	}
 	if p.ConnectTimeout == 0 {
 		p.ConnectTimeout = DefaultConnectTimeout
 	}
 	return p
+}
+
+// noteDirect writes DirectNote to p.Stderr when p asks for the direct
+// runner, which withDefaults replaces by prism.
+func noteDirect(p Params) {
+	if p.Runner == "direct" && p.Stderr != nil {
+		fmt.Fprintln(p.Stderr, DirectNote)
+	}
 }
 
 // InputError is a problem with the input found before the job starts.
@@ -235,7 +229,7 @@ func Build(p Params, in Input, staging string) *beam.Pipeline {
 
 // hooks let tests break a run on purpose, to prove that nothing is
 // published then. tamper rewrites the released rows between Solve and
-// Verify/Write; afterWrite sees Write's Stats before they reach Publish.
+// Verify/Write; afterWrite sees Write's Stats before they reach Report.
 type hooks struct {
 	tamper, afterWrite func(s beam.Scope, col beam.PCollection) beam.PCollection
 	// runRows, when set, is WriteParams.RunRows: tests make shards of
@@ -248,34 +242,35 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	files := append([]string(nil), in.Files...)
 	sort.Strings(files)
 	pl, s := beam.NewPipelineWithRoot()
-	rows := transforms.Read(s, beam.CreateList(s, files))
+	rows := transforms.Read(s, files)
 	md := release.FileMetadata(p.PseudonymKey)
 	if p.PseudonymKey != nil {
 		rows = transforms.Pseudonymize(s, rows, transforms.PseudonymizeParams{Key: *p.PseudonymKey})
 	}
-	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Seed, Key: p.Key, Iterations: p.SpectralIterations})
-	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(p.K), K: int64(p.K),
+	k, mode := p.Solver.K, p.Solver.Mode
+	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Solver.Seed, Key: p.Key, Iterations: p.SpectralIterations})
+	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(k), K: int64(k),
 		Total: in.Rows, Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
-	sp := transforms.SolveParams{K: p.K, Mode: p.Mode, Seed: p.Seed, Beta: p.Beta, Restarts: p.Restarts,
-		Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers, PoolShare: p.PoolShare}
+	sp := transforms.SolveParams{Solver: p.Solver, PoolShare: p.PoolShare}
 	out, setAside, chunkStats := transforms.Solve(s, chunks, sp)
-	stats := []beam.PCollection{transforms.CountRows(s, rows)}
+	var stats []beam.PCollection
 	if p.PoolShare > 0 {
-		pooled, poolStats := transforms.Pool(s, setAside, chunkStats, transforms.PoolParams{Solve: sp})
-		out = beam.Flatten(s, out, pooled)
+		var poolStats beam.PCollection
+		out, poolStats = transforms.Pool(s, out, setAside, chunkStats, transforms.PoolParams{Solve: sp})
 		stats = append(stats, poolStats)
 	}
 	if h.tamper != nil {
 		out = h.tamper(s, out)
 	}
-	verified := transforms.Verify(s, out, transforms.VerifyParams{K: p.K, Mode: p.Mode})
+	verified := transforms.Verify(s, out, transforms.VerifyParams{K: k, Mode: mode})
 	written := transforms.Write(s, out, transforms.WriteParams{Dir: release.StagedShards(staging), Shards: p.Shards, Metadata: md,
-		RunRows: h.runRows, Rows: in.Rows, MaxEntries: maxEntriesOut(in.FeatureValues, p.Mode)})
+		RunRows: h.runRows, Rows: in.Rows, MaxEntries: maxEntriesOut(in.FeatureValues, mode)})
 	if h.afterWrite != nil {
 		written = h.afterWrite(s, written)
 	}
-	all := transforms.CombineStats(s, append(stats, verified, written), chunkStats)
-	transforms.Report(s, all, transforms.ReportParams{Staging: staging, K: p.K, Mode: p.Mode, ChunkSize: p.ChunkSize,
+	stats = append(stats, verified, written, transforms.CountRows(s, rows))
+	all := transforms.CombineStats(s, stats, chunkStats)
+	transforms.Report(s, all, transforms.ReportParams{Staging: staging, K: k, Mode: mode, ChunkSize: p.ChunkSize,
 		InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md})
 	return pl
 }
@@ -315,6 +310,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	if err := CheckParams(p); err != nil {
 		return nil, &InputError{err}
 	}
+	noteDirect(p)
 	p = withDefaults(p)
 	if p.RunID == "" {
 		p.RunID = randomID()
@@ -328,8 +324,8 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	if err != nil {
 		return nil, &InputError{err}
 	}
-	if in.Rows < int64(p.K) {
-		return nil, &InputError{fmt.Errorf("input %s has %d rows, fewer than k=%d: no k-anonymous release exists", p.Input, in.Rows, p.K)}
+	if in.Rows < int64(p.Solver.K) {
+		return nil, &InputError{fmt.Errorf("input %s has %d rows, fewer than k=%d: no k-anonymous release exists", p.Input, in.Rows, p.Solver.K)}
 	}
 	for i, f := range in.Files {
 		if in.Files[i], err = absPath(f); err != nil {
@@ -429,13 +425,14 @@ func describeRun(rep *smoothanonpb.RunReport, p Params, auto autoChoices, secs f
 	}
 	rep.Pipeline.Runner = p.Runner
 	rep.Pipeline.Seconds = secs
-	rep.Solve.Seed = p.Seed
-	rep.Solve.Variant = p.Variant.String()
-	rep.Solve.NeighbourSearch = p.Search.String() // per chunk: exact where the bound is not reached
-	rep.Solve.Start = p.Start.String()
-	rep.Solve.Beta = int32(p.Beta)
-	rep.Solve.Restarts = int32(solver.RanRestarts(solver.Params{Restarts: p.Restarts, Start: p.Start}))
-	if p.Beta == 0 {
+	sp := p.Solver
+	rep.Solve.Seed = sp.Seed
+	rep.Solve.Variant = sp.Variant.String()
+	rep.Solve.NeighbourSearch = sp.Search.String() // per chunk: exact where the bound is not reached
+	rep.Solve.Start = sp.Start.String()
+	rep.Solve.Beta = int32(sp.Beta)
+	rep.Solve.Restarts = int32(solver.RanRestarts(sp))
+	if sp.Beta == 0 {
 		rep.Solve.Beta = solver.DefaultBeta
 	}
 	rep.Pipeline.ChunkKey = p.Key.String()

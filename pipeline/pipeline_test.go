@@ -112,8 +112,8 @@ func runOK(t *testing.T, p Params) *Result {
 func TestOneChunkNoPool(t *testing.T) {
 	dir := t.TempDir()
 	in, files := writeInput(t, dir, gen.SBMParams{N: 300, S: 30, Q: 0.5, P: 0.01, Seed: 2})
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), K: 5,
-		ChunkSize: 1000, Seed: 7, PoolShare: DefaultPoolShare}
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"),
+		Solver: solver.Params{K: 5, Seed: 7}, ChunkSize: 1000, PoolShare: DefaultPoolShare}
 	rep := runOK(t, p).Report
 	if rep.Pipeline.Chunks != 1 || rep.Rows != int64(in.NumRows()) {
 		t.Fatalf("%d chunks, %d rows: want 1 chunk of %d", rep.Pipeline.Chunks, rep.Rows, in.NumRows())
@@ -126,8 +126,8 @@ func TestOneChunkNoPool(t *testing.T) {
 func TestRunPrismVerifiesAndIsDeterministic(t *testing.T) {
 	dir := t.TempDir()
 	in, files := writeInput(t, dir, gen.SBMParams{N: 1200, S: 40, Q: 0.5, P: 0.005, Seed: 3})
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out1"), K: 5,
-		ChunkSize: 300, Seed: 7, Shards: 3, PoolShare: DefaultPoolShare}
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out1"),
+		Solver: solver.Params{K: 5, Seed: 7}, ChunkSize: 300, Shards: 3, PoolShare: DefaultPoolShare}
 	res := runOK(t, p)
 	rep := res.Report
 	if pl := rep.Pipeline.GetPool(); pl.GetPools() < 1 || pl.GetRows() < int64(0.4*float64(in.NumRows())) || rep.Jaccard < pl.GetJaccardBefore() {
@@ -209,8 +209,8 @@ func TestRunKeys(t *testing.T) {
 		t.Run(key.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			in, files := writeInput(t, dir, gen.SBMParams{N: 800, S: 40, Q: 0.4, P: 0.01, Seed: 8})
-			p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "a"), K: 4, ChunkSize: 200, Seed: 2,
-				Key: key, Shards: 2}
+			p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "a"),
+				Solver: solver.Params{K: 4, Seed: 2}, ChunkSize: 200, Key: key, Shards: 2}
 			res := runOK(t, p)
 			if got := res.Report.Pipeline.ChunkKey; got != key.String() {
 				t.Errorf("report chunk key %q, want %q", got, key)
@@ -252,8 +252,9 @@ func TestTwoHopChunksBalanced(t *testing.T) {
 	}
 	dir := t.TempDir()
 	_, files := writeInput(t, dir, gen.SBMParams{N: 39000, S: 10, Q: 0.3, P: 0.00002, Seed: 1})
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 13000,
-		Seed: 1, Key: transforms.KeyTwoHop, Restarts: 1}
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"),
+		Solver: solver.Params{K: 4, Seed: 1, Restarts: 1}, ChunkSize: 13000,
+		Key: transforms.KeyTwoHop}
 	res := runOK(t, p)
 	if cr := res.Report.Pipeline.ChunkRows; cr.Count != 3 || cr.Min < 10000 || cr.Max > 16000 {
 		t.Errorf("chunk rows %+v, want 3 chunks of 13000±3000", cr)
@@ -276,8 +277,8 @@ func TestMaxEntriesOut(t *testing.T) {
 func TestLargeKKeepsItsChunks(t *testing.T) {
 	dir := t.TempDir()
 	_, files := writeInput(t, dir, gen.SBMParams{N: 6000, S: 20, Q: 0.3, P: 0.001, Seed: 5})
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), K: 70, ChunkSize: 2000,
-		Seed: 1, Key: transforms.KeyHub}
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), Solver: solver.Params{K: 70, Seed: 1}, ChunkSize: 2000,
+		Key: transforms.KeyHub}
 	if cr := runOK(t, p).Report.Pipeline.ChunkRows; cr.Count != 3 || cr.Min < 1500 || cr.Max > 2500 {
 		t.Errorf("chunk rows %+v, want 3 chunks of 2000±500", cr)
 	}
@@ -286,8 +287,8 @@ func TestLargeKKeepsItsChunks(t *testing.T) {
 func TestRunNonSmooth(t *testing.T) {
 	dir := t.TempDir()
 	in, files := writeInput(t, dir, gen.SBMParams{N: 600, S: 30, Q: 0.5, P: 0.01, Seed: 4})
-	p := Params{Input: filepath.Join(dir, "*.parquet"), Output: filepath.Join(dir, "out"), K: 4,
-		Mode: matrix.NonSmooth, ChunkSize: 200, Seed: 1}
+	p := Params{Input: filepath.Join(dir, "*.parquet"), Output: filepath.Join(dir, "out"),
+		Solver: solver.Params{K: 4, Mode: matrix.NonSmooth, Seed: 1}, ChunkSize: 200}
 	res := runOK(t, p)
 	if res.Report.Created != 0 {
 		t.Errorf("nonsmooth release created %d entries", res.Report.Created)
@@ -308,9 +309,11 @@ func TestRunInputErrors(t *testing.T) {
 		p    Params
 		want string
 	}{
-		{"too few rows", Params{Input: files[0], Output: filepath.Join(dir, "o1"), K: 5}, "fewer than k=5"},
-		{"no files", Params{Input: filepath.Join(dir, "nope*.parquet"), Output: filepath.Join(dir, "o2"), K: 2}, "no such file"},
-		{"bad params", Params{Input: files[0], Output: filepath.Join(dir, "o3"), K: 4, ChunkSize: 7}, "chunk size 7"},
+		{"too few rows", Params{Input: files[0], Output: filepath.Join(dir, "o1"), Solver: solver.Params{K: 5}}, "fewer than k=5"},
+		{"no files", Params{Input: filepath.Join(dir, "nope*.parquet"), Output: filepath.Join(dir, "o2"),
+			Solver: solver.Params{K: 2}}, "no such file"},
+		{"bad params", Params{Input: files[0], Output: filepath.Join(dir, "o3"),
+			Solver: solver.Params{K: 4}, ChunkSize: 7}, "chunk size 7"},
 	}
 	for _, c := range cases {
 		_, err := Run(context.Background(), c.p)
@@ -322,7 +325,7 @@ func TestRunInputErrors(t *testing.T) {
 }
 
 func TestCheckParams(t *testing.T) {
-	ok := Params{Input: "x", Output: "y", K: 4}
+	ok := Params{Input: "x", Output: "y", Solver: solver.Params{K: 4}}
 	cases := []struct {
 		name string
 		edit func(*Params)
@@ -331,11 +334,14 @@ func TestCheckParams(t *testing.T) {
 		{"ok", func(*Params) {}, ""},
 		{"no input", func(p *Params) { p.Input = "" }, "no input"},
 		{"no output", func(p *Params) { p.Output = "" }, "no output"},
-		{"k", func(p *Params) { p.K = 1 }, "k=1"},
+		{"k", func(p *Params) { p.Solver.K = 1 }, "k = 1"},
+		{"mode", func(p *Params) { p.Solver.Mode = 5 }, "invalid mode 5"},
+		{"start", func(p *Params) { p.Solver.Start, p.Solver.Variant = solver.StartMondrian, solver.Paper }, "start mondrian needs variant improved"},
+		{"pool share", func(p *Params) { p.PoolShare = 0.7 }, "pool share 0.7"},
 		{"chunk", func(p *Params) { p.ChunkSize = 7 }, "chunk size 7"},
 		{"shards", func(p *Params) { p.Shards = -1 }, "shards -1"},
-		{"workers", func(p *Params) { p.Workers = -2 }, "workers -2"},
-		{"search", func(p *Params) { p.Search = 3 }, "invalid search 3"},
+		{"workers", func(p *Params) { p.Solver.Workers = -2 }, "workers = -2"},
+		{"search", func(p *Params) { p.Solver.Search = 3 }, "invalid search 3"},
 		{"runner", func(p *Params) { p.Runner = "spork" }, `"spork"`},
 		{"key", func(p *Params) { p.Key = 7 }, "invalid chunk key 7"},
 		{"iterations", func(p *Params) { p.SpectralIterations = -1 }, "spectral iterations -1"},
@@ -380,8 +386,8 @@ func TestRunKeyAuto(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			p := Params{Input: writeParts(t, dir, c.m, 2), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 1000, Seed: 1,
-				Key: transforms.KeyAuto, AutoStart: true}
+			p := Params{Input: writeParts(t, dir, c.m, 2), Output: filepath.Join(dir, "out"),
+				Solver: solver.Params{K: 4, Seed: 1}, ChunkSize: 1000, Key: transforms.KeyAuto, AutoStart: true}
 			res := runOK(t, p)
 			auto := res.Report.Pipeline.ChunkKeyAuto
 			if got := res.Report.Pipeline.ChunkKey; got != c.want.String() || auto == nil || auto.SampleRows < 1000 {
@@ -398,15 +404,15 @@ func TestRunKeyAuto(t *testing.T) {
 	}
 	// A key given explicitly is used as it is, with no evidence.
 	dir := t.TempDir()
-	p := Params{Input: writeParts(t, dir, ul, 1), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 1000, Seed: 1,
-		Key: transforms.KeyMinHash}
+	p := Params{Input: writeParts(t, dir, ul, 1), Output: filepath.Join(dir, "out"),
+		Solver: solver.Params{K: 4, Seed: 1}, ChunkSize: 1000, Key: transforms.KeyMinHash}
 	if res := runOK(t, p); res.Report.Pipeline.ChunkKey != "minhash" || res.Report.Pipeline.ChunkKeyAuto != nil || res.Report.Solve.GetStart() != "both" {
 		t.Errorf("explicit key: report %q, auto %v, start %q", res.Report.Pipeline.ChunkKey, res.Report.Pipeline.ChunkKeyAuto, res.Report.Solve.GetStart())
 	}
 	// AutoStart alone samples too; the paper's variant always starts
 	// from Meyerson, so it reads no sample.
 	for _, v := range []solver.Variant{solver.Improved, solver.Paper} {
-		p.AutoStart, p.Variant, p.Overwrite = true, v, true
+		p.AutoStart, p.Solver.Variant, p.Overwrite = true, v, true
 		want := map[solver.Variant]string{solver.Improved: "mondrian", solver.Paper: "both"}[v]
 		res := runOK(t, p)
 		if res.Report.Pipeline.ChunkKey != "minhash" || (res.Report.Pipeline.ChunkKeyAuto == nil) != (v == solver.Paper) || res.Report.Solve.GetStart() != want {

@@ -9,6 +9,7 @@ import (
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/pseudonym"
+	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -23,8 +24,8 @@ func TestRunPseudonyms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), K: 4,
-		ChunkSize: 200, Seed: 1, Shards: 3, PseudonymKey: &key}
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"),
+		Solver: solver.Params{K: 4, Seed: 1}, ChunkSize: 200, Shards: 3, PseudonymKey: &key}
 	res := runOK(t, p)
 	if res.Report.UserIds != "pseudonym" {
 		t.Errorf("report user_ids %q", res.Report.UserIds)

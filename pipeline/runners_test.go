@@ -20,6 +20,7 @@ import (
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -34,7 +35,8 @@ type runnerFixture struct {
 func newRunnerFixture(t *testing.T) *runnerFixture {
 	dir := t.TempDir()
 	in, files := writeInput(t, dir, gen.SBMParams{N: 900, S: 30, Q: 0.5, P: 0.01, Seed: 11})
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "prism"), K: 4, ChunkSize: 250, Seed: 5, Shards: 2,
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "prism"),
+		Solver: solver.Params{K: 4, Seed: 5}, ChunkSize: 250, Shards: 2,
 		PoolShare: DefaultPoolShare}
 	requireImprovedPool(t, "prism", runOK(t, p).Report)
 	_, want := readRelease(t, p.Output)
@@ -96,7 +98,7 @@ func (f *runnerFixture) checkAs(t *testing.T, name, runner, endpoint, env string
 			t.Errorf("%s: %s differs from prism's", runner, name)
 		}
 	}
-	chk, err := verify.Check(f.in, out, verify.Params{K: p.K, Mode: p.Mode})
+	chk, err := verify.Check(f.in, out, verify.Params{K: p.Solver.K, Mode: p.Solver.Mode})
 	if err != nil || !chk.Valid {
 		t.Fatalf("%s release does not verify: %v %v", runner, err, chk.GetProblems())
 	}

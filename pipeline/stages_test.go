@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/graph"
 
+	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
 )
 
@@ -18,7 +19,7 @@ import (
 // input of Solve.
 func TestSolvesReadNoSideInput(t *testing.T) {
 	for _, share := range []float64{0, DefaultPoolShare} {
-		p := Params{Input: "in.parquet", Output: "out", RunID: "run", K: 4, ChunkSize: 100, PoolShare: share}
+		p := Params{Input: "in.parquet", Output: "out", RunID: "run", Solver: solver.Params{K: 4}, ChunkSize: 100, PoolShare: share}
 		edges, _, err := Build(p, Input{Files: []string{"in.parquet"}, Rows: 1000, FeatureValues: 5000}, "staging").Build()
 		if err != nil {
 			t.Fatal(err)
@@ -116,7 +117,8 @@ func solveStages(edges []*graph.MultiEdge) []*graph.MultiEdge {
 func TestKeyedRowPasses(t *testing.T) {
 	for key, want := range map[transforms.Key]int{transforms.KeyHub: 2, transforms.KeyMinHash: 2,
 		transforms.KeyTwoHop: 2, transforms.KeySpectral: 5} {
-		p := Params{Input: "in.parquet", Output: "out", RunID: "run", K: 4, ChunkSize: 100, Key: key, PoolShare: DefaultPoolShare}
+		p := Params{Input: "in.parquet", Output: "out", RunID: "run",
+			Solver: solver.Params{K: 4}, ChunkSize: 100, Key: key, PoolShare: DefaultPoolShare}
 		edges, _, err := Build(p, Input{Files: []string{"in.parquet"}, Rows: 1000, FeatureValues: 5000}, "staging").Build()
 		if err != nil {
 			t.Fatal(err)

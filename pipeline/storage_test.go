@@ -14,6 +14,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/release"
+	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/storage/storagetest"
 	"github.com/smoothanon/smoothanon/transforms"
@@ -53,7 +54,8 @@ func upload(t *testing.T, files []string, prefix string) []string {
 func TestRunOnBuckets(t *testing.T) {
 	dir := t.TempDir()
 	_, files := writeInput(t, dir, gen.SBMParams{N: 300, S: 30, Q: 0.5, P: 0.01, Seed: 3})
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 100, Seed: 1, Shards: 2}
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"),
+		Solver: solver.Params{K: 4, Seed: 1}, ChunkSize: 100, Shards: 2}
 	runOK(t, p)
 	_, local := readRelease(t, p.Output)
 	ctx := context.Background()
@@ -107,7 +109,7 @@ func TestFailedRunPublishesNothing(t *testing.T) {
 	dir := t.TempDir()
 	_, files := writeInput(t, dir, gen.SBMParams{N: 300, S: 30, Q: 0.5, P: 0.01, Seed: 3})
 	in := upload(t, files, "gs://bkt/in")
-	p := Params{Input: strings.Join(in, ","), Output: "gs://bkt/rel", K: 4, ChunkSize: 100, Seed: 1, Shards: 2}
+	p := Params{Input: strings.Join(in, ","), Output: "gs://bkt/rel", Solver: solver.Params{K: 4, Seed: 1}, ChunkSize: 100, Shards: 2}
 	_, err := run(context.Background(), p, hooks{afterWrite: func(s beam.Scope, written beam.PCollection) beam.PCollection {
 		return beam.ParDo(s.Scope("Fail"), failAfterWrite, written)
 	}})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
 )
 
@@ -42,7 +43,7 @@ func addPrivateFeature(b transforms.OutBlock) transforms.OutBlock {
 func TestBadReleaseIsNotPublished(t *testing.T) {
 	dir := t.TempDir()
 	_, files := writeInput(t, dir, gen.SBMParams{N: 300, S: 30, Q: 0.5, P: 0.01, Seed: 2})
-	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), K: 4, ChunkSize: 100, Seed: 1}
+	p := Params{Input: strings.Join(files, ","), Output: filepath.Join(dir, "out"), Solver: solver.Params{K: 4, Seed: 1}, ChunkSize: 100}
 	res, err := run(context.Background(), p, hooks{tamper: func(s beam.Scope, out beam.PCollection) beam.PCollection {
 		return beam.ParDo(s.Scope("Tamper"), addPrivateFeature, out)
 	}})

@@ -198,9 +198,9 @@ func TestCoreCandidate(t *testing.T) {
 			m.Append("zz-long", feats)
 		}
 		seen := false
-		solveChecked(t, m, Params{K: 5, Seed: 1, Progress: func(stage string, _, _ int) {
+		solveCheckedProgress(t, m, Params{K: 5, Seed: 1}, func(stage string, _, _ int) {
 			seen = seen || stage == "split (candidate 4/4)"
-		}})
+		})
 		if seen != c.want {
 			t.Errorf("max degree %d: core candidate ran = %v, want %v", c.deg, seen, c.want)
 		}

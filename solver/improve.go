@@ -35,7 +35,7 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 	// Candidates in tie order. Candidates 2 to 4 are mostly sequential
 	// local searches, so they run at once unless Workers is 1, and each
 	// reports its split and refine progress under its own stage names
-	// (see Params.Progress).
+	// (see Progress).
 	cands := []func(tag string) ([][]int32, *refiner, error){
 		func(string) ([][]int32, *refiner, error) { return clusters, nil, nil },
 		func(tag string) ([][]int32, *refiner, error) { return s.refine(s.split(clusters, tag), tag) },

@@ -52,10 +52,11 @@ func (s *state) resolveEmpty(clusters [][]int32, total cost) ([][]int32, error) 
 	// StartMondrian's release is as good as StartBoth's wherever Mondrian
 	// wins.
 	p.Start = StartBoth
-	if p.Progress != nil {
-		p.Progress = func(stage string, done, total int) { s.progress("resolve: "+stage, done, total) }
+	var progress Progress
+	if s.progressTo != nil {
+		progress = func(stage string, done, total int) { s.progress("resolve: "+stage, done, total) }
 	}
-	res, err := solve(s.ctx, sub, p, true)
+	res, err := solve(s.ctx, sub, p, progress, true)
 	if err != nil {
 		return nil, err
 	}

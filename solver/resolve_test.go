@@ -80,7 +80,7 @@ func TestResolveEmpty(t *testing.T) {
 				s = resolveState(rows[:9], 3, matrix.Smooth)
 			}
 			stages := 0
-			s.p.Progress = func(string, int, int) { stages++ }
+			s.progressTo = func(string, int, int) { stages++ }
 			out, err := s.resolveEmpty(in, s.totalCost(in))
 			if err != nil || !slices.EqualFunc(out, in, slices.Equal) || stages != 0 {
 				t.Errorf("clusters %v (err %v), %d progress calls; want them unchanged, no solve", out, err, stages)

@@ -172,50 +172,53 @@ const (
 	DefaultRestarts = 10
 )
 
-// Params configure Solve.
+// Params configure Solve. They are plain values: the pipeline carries them
+// whole into its job graph (transforms.SolveParams), as JSON under the
+// field tags below, so a new field needs a tag and a type that JSON and
+// Beam's schemas carry (no function: see Progress).
 type Params struct {
 	// K is the smallest cluster size. Required; at least 1 and at most the
 	// number of rows.
-	K int
+	K int `json:"k"`
 	// Mode is the anonymity notion. Optional; default matrix.Smooth.
-	Mode matrix.Mode
+	Mode matrix.Mode `json:"mode"`
 	// Beta sets the neighbourhood of the facility cost (βk nearest users)
 	// and α = 1/β. Optional; default 2 (0 means default); at least 1.
 	// Beta = 1 makes α = 1 and the opening cost factor 2α/(1−α) infinite:
 	// only facilities of cost 0 (users with k identical copies) can open
 	// after the first.
-	Beta int
+	Beta int `json:"beta"`
 	// Restarts is the number of random orders of Meyerson's algorithm; the
 	// cheapest is kept. Optional; default 10 (0 means default); at least 1.
-	Restarts int
+	Restarts int `json:"restarts"`
 	// Seed seeds every random choice. Optional; default 0.
-	Seed int64
+	Seed int64 `json:"seed"`
 	// Variant selects the algorithm. Optional; default Improved.
-	Variant Variant
+	Variant Variant `json:"variant"`
 	// Search selects bounded or exact neighbour searches. Optional;
 	// default Bounded.
-	Search Search
+	Search Search `json:"search"`
 	// Start selects the clusterings improve starts from. Optional; default
 	// StartBoth. StartMondrian needs Variant Improved.
-	Start Start
+	Start Start `json:"start"`
 	// Workers is the number of goroutines of the parallel loops; the
-	// candidates of the improvement step (see Params.Progress) run at
+	// candidates of the improvement step (see Progress) run at
 	// the same time unless it is 1. Optional; default 0 = GOMAXPROCS.
 	// The result does not depend on it.
-	Workers int
-	// Progress, if set, is called with a stage name and its progress:
-	// "neighbours", "restarts", "close" (not under StartMondrian), then
-	// (Improved) "split (candidate i/4)" and "refine (candidate i/4)" for
-	// improve's candidates (i = 4 only where no row has more than 16
-	// features; only i = 3 and 4 under StartMondrian), which run at
-	// the same time, so their calls alternate, then the same stages
-	// prefixed "resolve: " for the solve of the users whose release is
-	// empty (see resolveEmpty; that solve starts from both, so its
-	// "resolve: restarts" and "resolve: close" appear under StartMondrian
-	// too). Calls never overlap but may come from
-	// different goroutines. Optional.
-	Progress func(stage string, done, total int)
+	Workers int `json:"workers"`
 }
+
+// Progress receives the progress of a solve (SolveProgress): a stage name
+// and how far it is: "neighbours", "restarts", "close" (not under
+// StartMondrian), then (Improved) "split (candidate i/4)" and "refine
+// (candidate i/4)" for improve's candidates (i = 4 only where no row has
+// more than 16 features; only i = 3 and 4 under StartMondrian), which run
+// at the same time, so their calls alternate, then the same stages
+// prefixed "resolve: " for the solve of the users whose release is empty
+// (see resolveEmpty; that solve starts from both, so its "resolve:
+// restarts" and "resolve: close" appear under StartMondrian too). Calls
+// never overlap but may come from different goroutines.
+type Progress func(stage string, done, total int)
 
 // CheckParams reports the first bad parameter for an input of rows rows.
 func CheckParams(p Params, rows int) error {
@@ -278,12 +281,17 @@ type Result struct {
 // Solve clusters the rows of m and returns the release. m is not modified.
 // Repeated user ids are an error.
 func Solve(ctx context.Context, m *matrix.Matrix, p Params) (*Result, error) {
-	return solve(ctx, m, p, false)
+	return solve(ctx, m, p, nil, false)
+}
+
+// SolveProgress is Solve, reporting its progress to progress (nil: none).
+func SolveProgress(ctx context.Context, m *matrix.Matrix, p Params, progress Progress) (*Result, error) {
+	return solve(ctx, m, p, progress, false)
 }
 
 // solve is Solve; nested marks the solve of resolveEmpty's users, which
 // does not resolve its own.
-func solve(ctx context.Context, m *matrix.Matrix, p Params, nested bool) (*Result, error) {
+func solve(ctx context.Context, m *matrix.Matrix, p Params, progress Progress, nested bool) (*Result, error) {
 	start := time.Now()
 	if err := CheckParams(p, m.NumRows()); err != nil {
 		return nil, err
@@ -302,7 +310,7 @@ func solve(ctx context.Context, m *matrix.Matrix, p Params, nested bool) (*Resul
 	}
 	order := localityOrder(m, byID, par.Workers(p.Workers))
 
-	s := &state{p: p, ctx: ctx, nested: nested}
+	s := &state{p: p, ctx: ctx, progressTo: progress, nested: nested}
 	perm := make([]int, n)
 	for i, r := range order {
 		perm[i] = int(r)
@@ -469,19 +477,21 @@ type state struct {
 	// facBase is the knn.Facilities index of canon (see knnIndex).
 	facBase *knn.Facilities
 	facOnce sync.Once
-	// progressMu serialises progress calls.
+	// progressTo receives the progress (SolveProgress); progressMu
+	// serialises its calls.
+	progressTo Progress
 	progressMu sync.Mutex
 	// nested: this solves resolveEmpty's users (see solve).
 	nested bool
 }
 
-// progress reports to Params.Progress; the lock keeps calls from
-// concurrent stages (the two refinements) from overlapping.
+// progress reports to progressTo; the lock keeps calls from concurrent
+// stages (the two refinements) from overlapping.
 func (s *state) progress(stage string, done, total int) {
-	if s.p.Progress != nil {
+	if s.progressTo != nil {
 		s.progressMu.Lock()
 		defer s.progressMu.Unlock()
-		s.p.Progress(stage, done, total)
+		s.progressTo(stage, done, total)
 	}
 }
 

@@ -140,7 +140,13 @@ func randomMatrix(seed uint64, n, cols, deg int) *matrix.Matrix {
 // problem.
 func solveChecked(t *testing.T, m *matrix.Matrix, p Params) *Result {
 	t.Helper()
-	res, err := Solve(context.Background(), m, p)
+	return solveCheckedProgress(t, m, p, nil)
+}
+
+// solveCheckedProgress is solveChecked reporting to progress.
+func solveCheckedProgress(t *testing.T, m *matrix.Matrix, p Params, progress Progress) *Result {
+	t.Helper()
+	res, err := SolveProgress(context.Background(), m, p, progress)
 	if err != nil {
 		t.Fatalf("Solve(%+v): %v", p, err)
 	}
@@ -418,12 +424,12 @@ func TestCancelledDuringImprove(t *testing.T) {
 	for _, at := range []string{"split", "refine"} {
 		before := runtime.NumGoroutine()
 		ctx, cancel := context.WithCancel(context.Background())
-		p := Params{K: 4, Seed: 1, Workers: 2, Progress: func(stage string, done, total int) {
+		p := Params{K: 4, Seed: 1, Workers: 2}
+		if _, err := SolveProgress(ctx, m, p, func(stage string, done, total int) {
 			if strings.HasPrefix(stage, at) {
 				cancel()
 			}
-		}}
-		if _, err := Solve(ctx, m, p); err == nil {
+		}); err == nil {
 			t.Errorf("cancelled at %s: Solve succeeded", at)
 		}
 		cancel()
@@ -885,7 +891,7 @@ func TestFacilitySetsAgree(t *testing.T) {
 }
 
 // TestProgressCallsDoNotOverlap: the two refinements (and the split
-// workers) report from different goroutines; Params.Progress promises
+// workers) report from different goroutines; Progress promises
 // calls that never overlap.
 func TestProgressCallsDoNotOverlap(t *testing.T) {
 	m, err := gen.SBM(gen.SBMParams{N: 512, S: 64, Q: 0.8, P: 0.02, Seed: 2})
@@ -894,7 +900,8 @@ func TestProgressCallsDoNotOverlap(t *testing.T) {
 	}
 	var inside, calls atomic.Int32
 	stages := map[string]bool{}
-	p := Params{K: 4, Seed: 1, Workers: 4, Progress: func(stage string, done, total int) {
+	p := Params{K: 4, Seed: 1, Workers: 4}
+	solveCheckedProgress(t, m, p, func(stage string, done, total int) {
 		if inside.Add(1) != 1 {
 			t.Errorf("overlapping Progress call (%s %d/%d)", stage, done, total)
 		}
@@ -902,8 +909,7 @@ func TestProgressCallsDoNotOverlap(t *testing.T) {
 		calls.Add(1)
 		time.Sleep(50 * time.Microsecond) // widen the window
 		inside.Add(-1)
-	}}
-	solveChecked(t, m, p)
+	})
 	for _, st := range []string{"neighbours", "restarts", "close", "split (candidate 2/4)", "split (candidate 3/4)",
 		"refine (candidate 2/4)", "refine (candidate 3/4)"} {
 		if !stages[st] {

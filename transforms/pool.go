@@ -232,17 +232,19 @@ func init() {
 	register.Function1x1(poolStats)
 }
 
-// Pool solves the set-aside rows of Solve again, pooled: setAside is
-// Solve's PCollection<KV<int64, PoolBlock>> (keyed by chunk) and chunks
-// its PCollection<ChunkStat>, which numbers the chunks. It returns the
-// pooled rows' releases, PCollection<OutBlock>, and one Stats per pool. A
-// pool's rows are sorted by user before solving and its seed is mixed from
-// (Seed, pool), so its release is a pure function of the run. A pool of
-// one chunk, or one naming a user twice, keeps its first release.
-func Pool(s beam.Scope, setAside, chunks beam.PCollection, params PoolParams) (rows, stats beam.PCollection) {
+// Pool solves the set-aside rows of Solve again, pooled: released, setAside
+// and chunks are Solve's three outputs, the released rows
+// PCollection<OutBlock>, the rows set aside PCollection<KV<int64,
+// PoolBlock>> (keyed by chunk) and PCollection<ChunkStat>, which numbers
+// the chunks. It returns the release of every row, PCollection<OutBlock>:
+// released and the pooled rows' releases; and one Stats per pool. A
+// pool's rows are sorted by user before solving and its seed is mixed
+// from (Seed, pool), so its release is a pure function of the run. A pool
+// of one chunk, or one naming a user twice, keeps its first release.
+func Pool(s beam.Scope, released, setAside, chunks beam.PCollection, params PoolParams) (rows, stats beam.PCollection) {
 	s = s.Scope("Pool")
-	if err := checkSolveParams(params.Solve); err != nil {
-		panic(err)
+	if err := CheckSolveParams(params.Solve); err != nil {
+		panic(fmt.Errorf("pool: %w", err))
 	}
 	if params.Solve.PoolShare <= 0 {
 		panic(fmt.Errorf("pool: pool share %g, want > 0", params.Solve.PoolShare))
@@ -251,10 +253,10 @@ func Pool(s beam.Scope, setAside, chunks beam.PCollection, params PoolParams) (r
 	// A chunk's set-aside rows leave one solve; without the reshuffle,
 	// Flink's batch grouping makes them one sort record of a partition.
 	grouped := beam.GroupByKey(s, beam.Reshuffle(s, keyed))
-	p := params.Solve
-	rows, pools := beam.ParDo2(s, &poolFn{solveFn{K: p.K, Mode: int(p.Mode), Seed: p.Seed, Beta: p.Beta, Restarts: p.Restarts,
-		Variant: int(p.Variant), Search: int(p.Search), Start: int(p.Start), Workers: chunkWorkers(p)}}, grouped)
-	return rows, beam.ParDo(s, poolStats, pools)
+	fn := newSolveFn(params.Solve)
+	fn.PoolShare = 0 // a pool sets nothing aside
+	pooled, pools := beam.ParDo2(s, &poolFn{*fn}, grouped)
+	return beam.Flatten(s, released, pooled), beam.ParDo(s, poolStats, pools)
 }
 
 // poolKeyFn keys set-aside pieces by pool: chunks are ranked by id (ids
@@ -306,12 +308,12 @@ func (fn *poolFn) ProcessElement(ctx context.Context, pool int64, iter func(*Poo
 	st.After = st.Before
 	rel := first
 	if chunks > 1 && !repeatsUser(in) {
-		release, err := acquireSolve(ctx, fn.Workers)
+		release, err := acquireSolve(ctx, fn.Solver.Workers)
 		if err != nil {
 			return err
 		}
 		start := time.Now()
-		res, err := solver.Solve(ctx, in, fn.solverParams(PoolSeed(fn.Seed, pool)))
+		res, err := solver.Solve(ctx, in, fn.solverParams(PoolSeed(fn.Solver.Seed, pool)))
 		release()
 		if err != nil {
 			return fmt.Errorf("pool %d (%d rows from %d chunks): %w", pool, in.NumRows(), chunks, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -189,7 +190,7 @@ func poolTestChunks(t *testing.T) (*matrix.Matrix, *solveFn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn := &solveFn{K: 4, Mode: int(matrix.Smooth), Seed: 3, Workers: 1, PoolShare: 0.4}
+	fn := &solveFn{Solver: solver.Params{K: 4, Mode: matrix.Smooth, Seed: 3, Workers: 1}, PoolShare: 0.4}
 	return m, fn
 }
 
@@ -251,7 +252,7 @@ func TestSolveAndPool(t *testing.T) {
 	}
 	for _, mode := range []matrix.Mode{matrix.Smooth, matrix.NonSmooth} {
 		t.Run(mode.String(), func(t *testing.T) {
-			fn := &solveFn{K: 4, Mode: int(mode), Seed: 3, Workers: 1, PoolShare: 0.4}
+			fn := &solveFn{Solver: solver.Params{K: 4, Mode: mode, Seed: 3, Workers: 1}, PoolShare: 0.4}
 			kept, aside := solveChunks(t, m, 3, fn)
 			firstIn, firstOut := joined(append(slices.Clone(kept), outBlocks(aside)...))
 			before, err := verify.Check(firstIn, firstOut, verify.Params{K: 4, Mode: mode})

@@ -27,7 +27,8 @@ type PseudonymizeParams struct {
 // its pseudonym under params.Key. The pipeline applies it right after
 // Read, before anything is keyed, sorted, chunked or sharded by user id,
 // so no order or shard follows the real ids. Two ids with one pseudonym
-// become a repeated user id, which Write reports and Publish refuses.
+// become a repeated user id, which Write reports and the launcher refuses
+// to publish (release.Outcome).
 func Pseudonymize(s beam.Scope, rows beam.PCollection, params PseudonymizeParams) beam.PCollection {
 	s = s.Scope("Pseudonymize")
 	if params.Key == (pseudonym.Key{}) {

@@ -21,16 +21,18 @@ func init() {
 	register.Emitter1[matrix.Matrix]()
 }
 
-// Read turns a PCollection<string> of Parquet file paths into a
-// PCollection<matrix.Matrix> of blocks of rows: each row group cut into
-// blocks of at most MaxBlockRows rows and MaxBlockEntries entries. Work is split per (file, row
-// group): each file's footer is read to list its row groups, the groups
-// are reshuffled across workers, and each is streamed with
+// Read reads the rows of Parquet files (local paths or gs://, s3://
+// URIs, as matrix.OpenFile opens them) into a PCollection<matrix.Matrix>
+// of blocks of rows: each row group cut into blocks of at most
+// MaxBlockRows rows and MaxBlockEntries entries. Work is split per (file,
+// row group): each file's footer is read to list its row groups, the
+// groups are reshuffled across workers, and each is streamed with
 // matrix.File.ReadRowGroup, so no file is ever held in memory whole.
-// Beam's parquetio is not used: it reads whole files.
-func Read(s beam.Scope, files beam.PCollection) beam.PCollection {
+// Beam's parquetio is not used: it reads whole files. A file that cannot
+// be read fails the job with a one-line input error (JobInputError).
+func Read(s beam.Scope, files []string) beam.PCollection {
 	s = s.Scope("Read")
-	groups := beam.ParDo(s, expandRowGroups, files)
+	groups := beam.ParDo(s, expandRowGroups, beam.CreateList(s, files))
 	groups = beam.Reshuffle(s, groups)
 	return beam.ParDo(s, &readRowGroupFn{}, groups)
 }

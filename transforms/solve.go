@@ -18,45 +18,36 @@ import (
 	"github.com/smoothanon/smoothanon/solver"
 )
 
-// SolveParams configure Solve.
+// SolveParams configure Solve (and Pool, which solves again with them).
 type SolveParams struct {
-	// K is the anonymity parameter. Required; >= 2.
-	K int
-	// Mode is smooth or nonsmooth. Optional; default matrix.Smooth.
-	Mode matrix.Mode
-	// Seed is the run seed; chunk c is solved with a seed mixed from
-	// (Seed, c), so a retried chunk reproduces its release. Optional.
-	Seed int64
-	// Beta and Restarts are passed to the solver. Optional; solver defaults.
-	Beta, Restarts int
-	// Variant is the solver variant. Optional; default solver.Improved.
-	Variant solver.Variant
-	// Search is the solver's neighbour search. Optional; default
-	// solver.Bounded.
-	Search solver.Search
-	// Start is what the solver starts from. Optional; default
-	// solver.StartBoth.
-	Start solver.Start
-	// Workers is the solver's parallelism per chunk; a worker process
-	// solves GOMAXPROCS/Workers chunks at once. Optional; 0 = GOMAXPROCS
-	// under solver.StartBoth, 1 under solver.StartMondrian (whose solve is
-	// mostly sequential: chunks solved side by side use the cores better).
-	Workers int
+	// Solver is every chunk's solve, carried whole into the job graph
+	// (solveFn). Required: Solver.K, at least 2; the rest as
+	// solver.Params documents, with these meanings here:
+	//   - Solver.Seed is the run's seed: chunk c is solved with
+	//     ChunkSeed(Seed, c) and pool p with PoolSeed(Seed, p), so a
+	//     retried chunk reproduces its release.
+	//   - Solver.Workers is the solver's parallelism per chunk; a worker
+	//     process solves GOMAXPROCS/Workers chunks at once. 0 means
+	//     GOMAXPROCS under solver.StartBoth, 1 under solver.StartMondrian
+	//     (whose solve is mostly sequential: chunks solved side by side
+	//     use the cores better).
+	Solver solver.Params
 	// PoolShare is the share of each chunk's rows, its worst-served
 	// clusters, that Solve sets aside for Pool (see pool.go). Optional;
 	// default 0 (none); else within [MinPoolShare, MaxPoolShare].
 	PoolShare float64
 }
 
-func checkSolveParams(p SolveParams) error {
-	sp := solver.Params{K: p.K, Mode: p.Mode, Beta: p.Beta, Restarts: p.Restarts, Variant: p.Variant, Search: p.Search, Start: p.Start, Workers: p.Workers}
-	if p.Workers < 0 {
-		return fmt.Errorf("solve: workers %d, want >= 0", p.Workers)
+// CheckSolveParams reports the first bad parameter of p: the solver's
+// (solver.CheckParams), then the pipeline's own.
+func CheckSolveParams(p SolveParams) error {
+	if err := solver.CheckParams(p.Solver, p.Solver.K); err != nil {
+		return err
 	}
-	if err := CheckPoolShare(p.PoolShare); err != nil {
-		return fmt.Errorf("solve: %w", err)
+	if p.Solver.K < 2 {
+		return fmt.Errorf("k = %d: the pipeline needs k >= 2", p.Solver.K)
 	}
-	return solver.CheckParams(sp, p.K)
+	return CheckPoolShare(p.PoolShare)
 }
 
 // ChunkStat describes the solve of one chunk.
@@ -106,20 +97,18 @@ func decChunkStat(p []byte) (ChunkStat, error) {
 // ChunkBlock).
 func Solve(s beam.Scope, chunks beam.PCollection, params SolveParams) (rows, setAside, stats beam.PCollection) {
 	s = s.Scope("Solve")
-	if err := checkSolveParams(params); err != nil {
-		panic(err)
+	if err := CheckSolveParams(params); err != nil {
+		panic(fmt.Errorf("solve: %w", err))
 	}
 	grouped := beam.GroupByKey(s, chunks)
-	return beam.ParDo3(s, &solveFn{K: params.K, Mode: int(params.Mode), Seed: params.Seed, Beta: params.Beta,
-		Restarts: params.Restarts, Variant: int(params.Variant), Search: int(params.Search), Start: int(params.Start),
-		Workers: chunkWorkers(params), PoolShare: params.PoolShare}, grouped)
+	return beam.ParDo3(s, newSolveFn(params), grouped)
 }
 
 // chunkWorkers is the number of goroutines a chunk's solve runs: Workers
 // when set; else 1 under StartMondrian, whose solve is mostly one
 // sequential local search, so a process solves one chunk per core; else 0
 // (every core for one chunk).
-func chunkWorkers(p SolveParams) int {
+func chunkWorkers(p solver.Params) int {
 	if p.Workers == 0 && p.Start == solver.StartMondrian {
 		return 1
 	}
@@ -131,18 +120,22 @@ func ChunkSeed(seed, chunk int64) int64 {
 	return int64(lsh.Mix64(uint64(seed)^0x5851F42D4C957F2D) ^ lsh.Mix64(uint64(chunk)+0x14057B7EF767814F))
 }
 
+// solveFn solves chunks. Its exported fields are its whole configuration:
+// the runner receives them as JSON in the job graph.
 type solveFn struct {
-	K        int   `json:"k"`
-	Mode     int   `json:"mode"`
-	Seed     int64 `json:"seed"`
-	Beta     int   `json:"beta"`
-	Restarts int   `json:"restarts"`
-	Variant  int   `json:"variant"`
-	Search   int   `json:"search"`
-	Start    int   `json:"start"`
-	Workers  int   `json:"workers"`
+	// Solver is SolveParams.Solver with Workers resolved (chunkWorkers);
+	// its Seed is the run's, mixed with the chunk's or pool's number for
+	// each solve (solverParams).
+	Solver solver.Params `json:"solver"`
 	// PoolShare is SolveParams.PoolShare.
 	PoolShare float64 `json:"pool_share"`
+}
+
+// newSolveFn is the solveFn of p.
+func newSolveFn(p SolveParams) *solveFn {
+	sp := p.Solver
+	sp.Workers = chunkWorkers(sp)
+	return &solveFn{Solver: sp, PoolShare: p.PoolShare}
 }
 
 // solveCores bounds the cores a worker process's chunk solves use at
@@ -184,7 +177,7 @@ func acquireSolve(ctx context.Context, workers int) (func(), error) {
 // as a pool of one chunk is never solved again.
 func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*ChunkBlock) bool,
 	emit func(OutBlock), setAside func(int64, PoolBlock), emitStat func(ChunkStat)) error {
-	release, err := acquireSolve(ctx, fn.Workers)
+	release, err := acquireSolve(ctx, fn.Solver.Workers)
 	if err != nil {
 		return err
 	}
@@ -195,7 +188,7 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*C
 	}
 	rows := m.NumRows()
 	start := time.Now()
-	res, err := solver.Solve(ctx, m, fn.solverParams(ChunkSeed(fn.Seed, chunk)))
+	res, err := solver.Solve(ctx, m, fn.solverParams(ChunkSeed(fn.Solver.Seed, chunk)))
 	var dup *matrix.DuplicateUserError
 	if errors.As(err, &dup) {
 		// Bad input, not a failed job: the report says so and the
@@ -269,8 +262,9 @@ func duplicateIDs(users []string) (int64, []string) {
 
 // solverParams are the solver's parameters for a solve seeded seed.
 func (fn *solveFn) solverParams(seed int64) solver.Params {
-	return solver.Params{K: fn.K, Mode: matrix.Mode(fn.Mode), Seed: seed, Beta: fn.Beta, Restarts: fn.Restarts,
-		Variant: solver.Variant(fn.Variant), Search: solver.Search(fn.Search), Start: solver.Start(fn.Start), Workers: fn.Workers}
+	p := fn.Solver
+	p.Seed = seed
+	return p
 }
 
 // checkRelease checks that the solver released the rows of in, in order.

@@ -2,21 +2,24 @@ package transforms
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/util/jsonx"
 
 	"github.com/smoothanon/smoothanon/solver"
 )
 
 func TestChunkWorkers(t *testing.T) {
 	for _, c := range []struct {
-		p    SolveParams
+		p    solver.Params
 		want int
 	}{
-		{SolveParams{K: 8}, 0},
-		{SolveParams{K: 8, Workers: 3}, 3},
-		{SolveParams{K: 8, Start: solver.StartMondrian}, 1},
-		{SolveParams{K: 8, Start: solver.StartMondrian, Workers: 2}, 2},
+		{solver.Params{K: 8}, 0},
+		{solver.Params{K: 8, Workers: 3}, 3},
+		{solver.Params{K: 8, Start: solver.StartMondrian}, 1},
+		{solver.Params{K: 8, Start: solver.StartMondrian, Workers: 2}, 2},
 	} {
 		if got := chunkWorkers(c.p); got != c.want {
 			t.Errorf("chunkWorkers(workers %d, start %v) = %d, want %d", c.p.Workers, c.p.Start, got, c.want)
@@ -82,5 +85,36 @@ func TestGatherChunk(t *testing.T) {
 	}
 	if _, _, err := gatherChunk(iterOf([]ChunkBlock{{Block: a, Chunks: 3}, {Block: b, Chunks: 2}})); err == nil {
 		t.Fatal("pieces stating 3 and 2 chunks gathered without error")
+	}
+}
+
+// TestSolveFnSerializes: the runner rebuilds solveFn from the JSON in the
+// job graph, so every field of solver.Params must survive the round trip
+// (and be a type Beam's schema registry takes: no function). Each field is
+// set to a distinct value; a field of a kind this test does not know fails
+// it, so that a new solver setting is checked here too.
+func TestSolveFnSerializes(t *testing.T) {
+	var p solver.Params
+	v := reflect.ValueOf(&p).Elem()
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(i + 1))
+		default:
+			t.Errorf("solver.Params.%s: kind %s, teach this test to set it", name, f.Kind())
+		}
+	}
+	fn := solveFn{Solver: p, PoolShare: 0.25}
+	data, err := jsonx.Marshal(&fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got solveFn
+	if err := jsonx.Unmarshal(&got, data); err != nil {
+		t.Fatal(err)
+	}
+	if got != fn {
+		t.Errorf("solveFn %s decodes as %+v, want %+v", data, got, fn)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver"
 )
 
 func TestClassAccCoder(t *testing.T) {
@@ -45,9 +46,11 @@ func TestCheckParams(t *testing.T) {
 		{"report ok", checkReportParams(ReportParams{Staging: "s", K: 2}), ""},
 		{"report staging", checkReportParams(ReportParams{K: 2}), "no staging"},
 		{"report k", checkReportParams(ReportParams{Staging: "s", K: -1}), "-1"},
-		{"solve ok", checkSolveParams(SolveParams{K: 4}), ""},
-		{"solve workers", checkSolveParams(SolveParams{K: 4, Workers: -1}), "workers -1"},
-		{"solve search", checkSolveParams(SolveParams{K: 4, Search: 9}), "invalid search 9"},
+		{"solve ok", CheckSolveParams(SolveParams{Solver: solver.Params{K: 4}}), ""},
+		{"solve k", CheckSolveParams(SolveParams{Solver: solver.Params{K: 1}}), "k >= 2"},
+		{"solve workers", CheckSolveParams(SolveParams{Solver: solver.Params{K: 4, Workers: -1}}), "workers = -1"},
+		{"solve search", CheckSolveParams(SolveParams{Solver: solver.Params{K: 4, Search: 9}}), "invalid search 9"},
+		{"solve pool share", CheckSolveParams(SolveParams{Solver: solver.Params{K: 4}, PoolShare: 0.9}), "0.9"},
 	}
 	for _, c := range cases {
 		if c.want == "" {

@@ -1,14 +1,3 @@
-// Package transforms holds the composite Beam transforms of smoothanon's
-// batch pipeline: Read (Parquet row groups), Signature (MinHash), Chunk
-// (deterministic range partition by signature), Solve (the Alg2 solver per
-// chunk), Verify (global class and majority checks), Write (sharded Parquet)
-// and Publish (atomic rename of the verified release). Each transform is
-// `func X(s beam.Scope, col beam.PCollection, params XParams) beam.PCollection`
-// and lives in its own file; package pipeline assembles them.
-//
-// Rows travel in blocks of thousands (block.go), and every element type has
-// a compact binary coder, so rows cross shuffles as varint-encoded bytes
-// rather than one reflected element each.
 package transforms
 
 import (

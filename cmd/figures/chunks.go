@@ -64,8 +64,8 @@ func sweepChunks(src experiment.Source, p params, sets []setResult, log io.Write
 	for _, cs := range p.chunks {
 		out := filepath.Join(dir, fmt.Sprintf("release-%d", cs))
 		start := time.Now()
-		res, err := pipeline.Run(context.Background(), pipeline.Params{Input: input, Output: out, K: pipelineK,
-			ChunkSize: int64(cs), Seed: pipelineSeed, PoolShare: pipeline.DefaultPoolShare})
+		res, err := pipeline.Run(context.Background(), pipeline.Params{Input: input, Output: out,
+			Solver: solver.Params{K: pipelineK, Seed: pipelineSeed}, ChunkSize: int64(cs), PoolShare: pipeline.DefaultPoolShare})
 		if err != nil {
 			return nil, fmt.Errorf("pipeline on %s, chunk size %d: %w", pipelineSet, cs, err)
 		}

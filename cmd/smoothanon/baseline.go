@@ -23,22 +23,25 @@ func init() {
 }
 
 func runBaseline(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("baseline", stderr)
-	method := choiceFlag(fs, "method", "mondrian", baseline.ParseMethod,
-		"mondrian (k-anonymity by suppression; needs --k), rr_edge or rr_node (randomized response at epsilon-edge or epsilon-node differential privacy; needs --epsilon)")
+	fs := newGroupedFlags("baseline", stderr)
+	fs.in(groupIO)
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
 	output := fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)")
 	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced")
-	k := fs.Int("k", 0, "mondrian: smallest partition size (at least 2)")
-	epsilon := fs.Float64("epsilon", 0, "rr_*: privacy parameter (positive)")
-	seed := fs.Int64("seed", 0, "rr_*: random seed; same input and seed give the same release")
-	maxEntries := fs.Int64("max_entries", baseline.DefaultMaxEntries, "rr_*: refuse a release expected to hold more entries than this (0 = the default)")
 	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
 	quiet := fs.Bool("quiet", false, "no summary on stderr")
-	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union")
-	timeout := connectTimeoutFlag(fs)
-	ids := addUserIDFlags(fs, true)
-	if err := parseFlags(fs, args); err != nil {
+	dedupe := dedupeFlag(fs.FlagSet, "repeated user ids in the input: refuse or union")
+	timeout := connectTimeoutFlag(fs.FlagSet)
+	fs.in(groupPrivacy)
+	method := choiceFlag(fs.FlagSet, "method", "mondrian", baseline.ParseMethod,
+		"mondrian (k-anonymity by suppression; needs --k), rr_edge or rr_node (randomized response at epsilon-edge or epsilon-node differential privacy; needs --epsilon)")
+	epsilon := fs.Float64("epsilon", 0, "rr_*: privacy parameter (positive)")
+	sp, _ := solverFlags(fs, "baseline") // --k in Privacy, --seed in Randomized response
+	k, seed := &sp.K, &sp.Seed
+	maxEntries := fs.Int64("max_entries", baseline.DefaultMaxEntries, "rr_*: refuse a release expected to hold more entries than this (0 = the default)")
+	fs.in(groupPrivacy)
+	ids := addUserIDFlags(fs.FlagSet, true)
+	if err := parseFlags(fs.FlagSet, args); err != nil {
 		return err
 	}
 	mondrian := *method == baseline.MethodMondrian

@@ -84,7 +84,7 @@ func TestCommandArgsByName(t *testing.T) {
 }
 
 func TestRunnerAliases(t *testing.T) {
-	for alias, name := range map[string]string{"DataflowRunner": "dataflow", "flink": "flink", "PortableRunner": "universal", "": ""} {
+	for alias, name := range map[string]string{"DataflowRunner": "dataflow", "flink": "flink", "PortableRunner": "universal", "DirectRunner": "direct", "": ""} {
 		if got := runnerName(alias); got != name {
 			t.Errorf("runnerName(%q) = %q, want %q", alias, got, name)
 		}

@@ -90,8 +90,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	fs.SetOutput(out)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(out, "Usage of %s:\n", fs.Name())
-		fs.PrintDefaults()
+		fs.Usage() // "Usage of <name>:" and the flags, by group where the command groups them
 		return err
 	}
 	if err != nil {

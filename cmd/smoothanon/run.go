@@ -14,7 +14,6 @@ import (
 	"github.com/smoothanon/smoothanon/pipeline"
 	"github.com/smoothanon/smoothanon/pseudonym"
 	"github.com/smoothanon/smoothanon/release"
-	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
 )
 
@@ -24,6 +23,14 @@ func init() {
 		short: "anonymize a large input with the Beam pipeline (prism, Flink, Dataflow)",
 		run:   runRun,
 	})
+}
+
+// runnerFlag adds Beam's --runner to fs, with our usage: it is the one
+// Beam flag every run sets.
+func runnerFlag(fs *flag.FlagSet) {
+	f := flag.CommandLine.Lookup("runner")
+	resetFlag(f)
+	fs.Var(f.Value, f.Name, "Beam runner: prism (the default; Beam's portable runner, in this process), direct (runs prism: Beam's Go direct runner is deprecated, prism replaces it), flink or universal (a job service at --endpoint), dataflow (Google Cloud Dataflow: --project, --region, ...)")
 }
 
 // addGlobalFlags adds to fs every flag Beam and its runners registered on
@@ -43,34 +50,31 @@ func addGlobalFlags(fs *flag.FlagSet) {
 }
 
 func runRun(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", stderr)
+	fs := newGroupedFlags("run", stderr)
+	fs.in(groupIO)
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list; local or gs://, s3:// (required)")
 	output := fs.String("output", "", "release directory of sharded Parquet files, local or gs://, s3:// (required; empty or missing, or holding a release with --overwrite)")
 	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; nothing else there is ever replaced or deleted")
 	runID := fs.String("run_id", "", "id of this run (A-Z a-z 0-9 . _ -), written into the release's _SUCCESS manifest; rerunning an id already published there does nothing (default: --date if given, else random)")
-	date := dateFlag(fs)
-	k := fs.Int("k", 0, "smallest class size (required, at least 2)")
-	mode := modeFlag(fs)
-	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "target rows per chunk solved together (at least 2k)")
-	seed := fs.Int64("seed", 0, "random seed; same input, seed and chunk size give the same release on every runner")
-	shards := fs.Int64("shards", 0, "output files (0 = one per ~1M rows)")
-	chunkKey := chunkKeyFlag(fs)
-	iterations := fs.Int("spectral_iterations", transforms.DefaultSpectralIterations, "averaging rounds of --chunk_key=spectral")
-	variant := variantFlag(fs)
-	search := searchFlag(fs)
-	start := runStartFlag(fs)
-	poolShare := fs.Float64("pool_share", pipeline.DefaultPoolShare, "share of each chunk's rows, its worst-served clusters, solved again together with its neighbours' (0 = no pools; else 0.01..0.5)")
-	beta := fs.Int("beta", solver.DefaultBeta, "solver beta")
-	restarts := fs.Int("restarts", solver.DefaultRestarts, "solver restarts per chunk")
-	workers := fs.Int("workers", 0, "solver goroutines per chunk (0 = GOMAXPROCS, or 1 under --start mondrian: chunks then solve side by side); does not change the release")
+	date := dateFlag(fs.FlagSet)
 	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
-	timeout := connectTimeoutFlag(fs)
-	ids := addUserIDFlags(fs, true)
-	addGlobalFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	sp, autoStart := solverFlags(fs, "run")
+	fs.in(groupPrivacy)
+	ids := addUserIDFlags(fs.FlagSet, true)
+	fs.in(groupPipeline)
+	runnerFlag(fs.FlagSet)
+	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "target rows per chunk solved together (at least 2k)")
+	chunkKey := chunkKeyFlag(fs.FlagSet)
+	iterations := fs.Int("spectral_iterations", transforms.DefaultSpectralIterations, "averaging rounds of --chunk_key=spectral")
+	poolShare := fs.Float64("pool_share", pipeline.DefaultPoolShare, "share of each chunk's rows, its worst-served clusters, solved again together with its neighbours' (0 = no pools; else 0.01..0.5)")
+	shards := fs.Int64("shards", 0, "output files (0 = one per ~1M rows)")
+	timeout := connectTimeoutFlag(fs.FlagSet)
+	fs.in(groupBeam)
+	addGlobalFlags(fs.FlagSet)
+	if err := parseFlags(fs.FlagSet, args); err != nil {
 		return err
 	}
-	if err := checkK(*k); err != nil {
+	if err := checkK(sp.K); err != nil {
 		return err
 	}
 	day, err := resolveDate(*date, time.Now())
@@ -94,9 +98,8 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if async := fs.Lookup("async"); async != nil && async.Value.String() == "true" {
 		return usageErr("--async: run waits for its job, then publishes, saves the key and writes the report; it cannot return at submission")
 	}
-	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, RunID: *runID, K: *k, Mode: *mode,
-		ChunkSize: *chunkSize, Seed: *seed, Shards: *shards, Variant: *variant, Search: *search, Beta: *beta, Restarts: *restarts,
-		Start: start.start, AutoStart: start.auto, Workers: *workers, Runner: runnerName(*runners.Runner), Key: *chunkKey,
+	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, RunID: *runID, Solver: *sp,
+		ChunkSize: *chunkSize, Shards: *shards, AutoStart: *autoStart, Runner: runnerName(*runners.Runner), Key: *chunkKey,
 		SpectralIterations: *iterations, PoolShare: *poolShare, ConnectTimeout: *timeout,
 		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out, Date: day, Stderr: stderr}
 	if err := pipeline.CheckParams(p); err != nil {
@@ -169,7 +172,7 @@ func resetFlag(f *flag.Flag) {
 // pipeline supports (Dataflow's Flex Template launcher may pass
 // --runner=DataflowRunner).
 var runnerAliases = map[string]string{
-	"DataflowRunner": "dataflow", "FlinkRunner": "flink", "PrismRunner": "prism",
+	"DataflowRunner": "dataflow", "FlinkRunner": "flink", "PrismRunner": "prism", "DirectRunner": "direct",
 	"PortableRunner": "universal", "portable": "universal",
 }
 

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/pipeline"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/storage"
 )
 
 func TestRunCommand(t *testing.T) {
@@ -126,6 +129,61 @@ func TestRunCommand(t *testing.T) {
 		}
 		if _, err := os.Stat(out + "2"); err == nil {
 			t.Errorf("%q left %s behind", bad, out+"2")
+		}
+	}
+}
+
+// TestRunDirectIsPrism: --runner direct (and Beam's alias DirectRunner)
+// runs prism, says so in one line on stderr, and publishes the bytes
+// --runner prism publishes (shards compared in manifest order: their
+// names carry each run's token).
+func TestRunDirectIsPrism(t *testing.T) {
+	dir := t.TempDir()
+	m, err := gen.SBM(gen.SBMParams{N: 200, S: 20, Q: 0.6, P: 0.01, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in.parquet")
+	if err := matrix.WriteMatrix(in, m, matrix.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	release := func(runner string) [][]byte {
+		t.Helper()
+		out := filepath.Join(dir, runner)
+		var stderr bytes.Buffer
+		args := []string{"run", "--input", in, "--output", out, "--k", "4", "--chunk_size", "100", "--seed", "2",
+			"--shards", "2", "--user_ids", "keep", "--runner", runner}
+		if code := runMain(args, io.Discard, &stderr); code != 0 {
+			t.Fatalf("--runner %s: exit %d: %s", runner, code, stderr.String())
+		}
+		want := 1
+		if runner == "prism" {
+			want = 0
+		}
+		if got := strings.Count(stderr.String(), pipeline.DirectNote+"\n"); got != want {
+			t.Errorf("--runner %s: stderr has the direct note %d times, want %d:\n%s", runner, got, want, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "on prism,") {
+			t.Errorf("--runner %s: the summary does not say prism ran:\n%s", runner, stderr.String())
+		}
+		man, err := storage.ReadManifest(t.Context(), out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shards [][]byte
+		for _, s := range man.Shards {
+			b, err := os.ReadFile(filepath.Join(out, s.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			shards = append(shards, b)
+		}
+		return shards
+	}
+	prism := release("prism")
+	for _, runner := range []string{"direct", "DirectRunner"} {
+		if got := release(runner); !slices.EqualFunc(got, prism, bytes.Equal) || len(got) != 2 {
+			t.Errorf("--runner %s: %d shards unlike prism's %d", runner, len(got), len(prism))
 		}
 	}
 }

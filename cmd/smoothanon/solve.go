@@ -23,25 +23,19 @@ func init() {
 }
 
 func runSolve(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("solve", stderr)
+	fs := newGroupedFlags("solve", stderr)
+	fs.in(groupIO)
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
 	output := fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)")
 	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced")
-	k := fs.Int("k", 0, "smallest cluster size (required, at least 2)")
-	mode := modeFlag(fs)
-	variant := variantFlag(fs)
-	search := searchFlag(fs)
-	startFrom := startFlag(fs)
-	beta := fs.Int("beta", solver.DefaultBeta, "facility cost uses the beta·k nearest users, alpha = 1/beta (at least 1)")
-	restarts := fs.Int("restarts", solver.DefaultRestarts, "random orders of Meyerson's algorithm (at least 1)")
-	seed := fs.Int64("seed", 0, "random seed; same input and seed give the same release")
-	workers := fs.Int("workers", 0, "goroutines (0 = GOMAXPROCS); does not change the result")
 	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
 	quiet := fs.Bool("quiet", false, "no progress or summary on stderr")
-	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union")
-	timeout := connectTimeoutFlag(fs)
-	ids := addUserIDFlags(fs, true)
-	if err := parseFlags(fs, args); err != nil {
+	dedupe := dedupeFlag(fs.FlagSet, "repeated user ids in the input: refuse or union")
+	timeout := connectTimeoutFlag(fs.FlagSet)
+	sp, _ := solverFlags(fs, "solve")
+	fs.in(groupPrivacy)
+	ids := addUserIDFlags(fs.FlagSet, true)
+	if err := parseFlags(fs.FlagSet, args); err != nil {
 		return err
 	}
 	switch {
@@ -50,19 +44,11 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	case *output == "":
 		return usageErr("missing --output")
 	}
-	if err := checkK(*k); err != nil {
+	p := *sp
+	if err := checkK(p.K); err != nil {
 		return err
 	}
-	switch {
-	case *beta < 1:
-		return usageErr("--beta = %d, must be at least 1", *beta)
-	case *restarts < 1:
-		return usageErr("--restarts = %d, must be at least 1", *restarts)
-	case *workers < 0:
-		return usageErr("--workers = %d, must be at least 0", *workers)
-	}
-	p := solver.Params{K: *k, Mode: *mode, Beta: *beta, Restarts: *restarts, Seed: *seed, Variant: *variant, Search: *search, Start: *startFrom, Workers: *workers}
-	if err := solver.CheckParams(p, *k); err != nil { // rows checked after reading
+	if err := solver.CheckParams(p, p.K); err != nil { // rows checked after reading
 		return usageErr("%v", err)
 	}
 	setStoreTimeout(*timeout)
@@ -92,17 +78,18 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		if err := solver.CheckParams(p, in.NumRows()); err != nil {
 			return o, inputErr(fmt.Errorf("%s: %w", *input, err))
 		}
+		var progress solver.Progress
 		if !*quiet && isTerminal(stderr) {
-			p.Progress = progressPrinter(stderr)
+			progress = progressPrinter(stderr)
 		}
-		res, err := solver.Solve(ctx, in, p)
-		if p.Progress != nil {
+		res, err := solver.SolveProgress(ctx, in, p, progress)
+		if progress != nil {
 			fmt.Fprint(stderr, "\r\033[K")
 		}
 		if err != nil {
 			return o, inputErr(err)
 		}
-		o.Report, err = verify.Check(in, res.Release, verify.Params{K: *k, Mode: *mode})
+		o.Report, err = verify.Check(in, res.Release, verify.Params{K: p.K, Mode: p.Mode})
 		if err != nil {
 			return o, err
 		}
@@ -119,7 +106,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*quiet {
 		fmt.Fprintf(stderr, "smoothanon solve: %s %s k=%d: %d rows, %d clusters (mean %.1f, max %d), jaccard %.4f, suppressed %.4f, created %.4f, %.1fs -> %s\n",
-			*variant, *mode, *k, r.Rows, info.GetClusters(), info.GetClusterSize().GetMean(), info.GetClusterSize().GetMax(),
+			p.Variant, p.Mode, p.K, r.Rows, info.GetClusters(), info.GetClusterSize().GetMean(), info.GetClusterSize().GetMax(),
 			r.Jaccard, r.SuppressedFraction, r.CreatedFraction, since(start), *output)
 	}
 	return nil
@@ -135,11 +122,11 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// progressPrinter returns a solver.Params.Progress that rewrites one status
+// progressPrinter returns a solver.Progress that rewrites one status
 // line on w at most every 200 ms, and whenever a stage completes. The limit
 // is not per stage: improve's candidates report under their own stage
 // names at the same time, and a per-stage limit would print every call.
-func progressPrinter(w io.Writer) func(stage string, done, total int) {
+func progressPrinter(w io.Writer) solver.Progress {
 	return newProgressPrinter(w, time.Now)
 }
 
