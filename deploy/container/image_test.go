@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/storage"
 )
 
@@ -61,7 +62,7 @@ func TestImageAsBeamWorker(t *testing.T) {
 			"--chunk_size", "1000", "--chunk_key", "hub", "--seed", "1", "--pseudonym_key_file", key}
 	}
 	host(t, nil, bin, job("loopback")...)
-	want := release(t, filepath.Join(data, "loopback"))
+	want := readRelease(t, filepath.Join(data, "loopback"))
 
 	t.Run("external", func(t *testing.T) {
 		pool := id + "-pool"
@@ -76,7 +77,7 @@ func TestImageAsBeamWorker(t *testing.T) {
 			"--entrypoint", inImage, image}, job("external")...)
 		e.run(t, append(args, "--environment_type", "EXTERNAL", "--environment_config", "localhost:50000",
 			"--worker_binary", inImage)...)
-		same(t, want, release(t, filepath.Join(data, "external")))
+		same(t, want, readRelease(t, filepath.Join(data, "external")))
 	})
 
 	t.Run("docker", func(t *testing.T) {
@@ -92,7 +93,7 @@ func TestImageAsBeamWorker(t *testing.T) {
 			"--entrypoint", inImage, image}, job("docker")...)
 		e.run(t, append(args, "--environment_type", "DOCKER", "--environment_config", image,
 			"--worker_binary", inImage)...)
-		same(t, want, release(t, filepath.Join(data, "docker")))
+		same(t, want, readRelease(t, filepath.Join(data, "docker")))
 	})
 
 	t.Run("verify", func(t *testing.T) {
@@ -207,8 +208,9 @@ func dockerAPI(t *testing.T, e *engine, dir, image string) string {
 	}
 }
 
-// release reads every file of a release directory, by relative path.
-func release(t *testing.T, dir string) map[string][]byte {
+// readRelease reads every file of a release directory, by its name
+// without the run token (release.StagedName).
+func readRelease(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -217,8 +219,10 @@ func release(t *testing.T, dir string) map[string][]byte {
 		}
 		b, err := os.ReadFile(path)
 		rel, _ := filepath.Rel(dir, path)
-		if rel != storage.SuccessName { // its run id and report hash differ per run
-			files[rel] = b
+		// _SUCCESS holds the run id and report hash, which differ per
+		// run; a shard's name carries its run's random token.
+		if rel != storage.SuccessName {
+			files[release.StagedName(rel)] = b
 		}
 		return err
 	})
@@ -233,7 +237,7 @@ func release(t *testing.T, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	for _, sh := range m.Shards {
-		if _, ok := files[sh.Name]; !ok {
+		if _, ok := files[release.StagedName(sh.Name)]; !ok {
 			t.Errorf("%s: the manifest lists %s, which is missing", dir, sh.Name)
 		}
 	}
