@@ -272,6 +272,7 @@ func TestRefusals(t *testing.T) {
 		{"report over the input", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.Report = in; p.Overwrite = true }), "is an input file"},
 		{"report read as input", with(file(inDir, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.Report = filepath.Join(inDir, "r.parquet") }), "would read it as input"},
 		{"report over a manifest", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.Report = filepath.Join(dir, "rel0", "_SUCCESS"); p.Overwrite = true }), "is not a run report"},
+		{"report under a file", with(file(in, filepath.Join(dir, "new", "a", "o.parquet")), func(p *Plan) { p.Report = filepath.Join(notRelease, "r.json") }), "not a directory"},
 		{"existing key", with(file(in, filepath.Join(dir, "o.parquet")), func(p *Plan) { p.KeyOut = key }), "never overwritten"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -296,6 +297,28 @@ func TestRefusals(t *testing.T) {
 			}
 		})
 	}
+	// A run refused at its last check, the key path another live run
+	// holds, leaves none of the output's new parent directories.
+	first, err := Begin(ctx, with(file(in, filepath.Join(dir, "o3.parquet")), func(p *Plan) { p.KeyOut = filepath.Join(dir, "shared.key") }), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := listing(t, dir)
+	second := with(dirRel(in, filepath.Join(dir, "new", "b", "rel")), func(p *Plan) { p.KeyOut = filepath.Join(dir, "shared.key") })
+	if r, err := Begin(ctx, second, nil); err == nil {
+		r.Abandon()
+		t.Errorf("a second run reserved the key path of a live one")
+	} else if !strings.Contains(err.Error(), "another run") {
+		t.Errorf("second run: %v, want another run holding the key path", err)
+	}
+	if after := listing(t, dir); !slices.Equal(before, after) {
+		t.Errorf("a refused plan changed the directory: %q -> %q", before, after)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); err == nil {
+		t.Errorf("a refused plan made the output's parent directories")
+	}
+	first.Abandon()
+
 	// What may be replaced is: a release with --overwrite, a failed run's
 	// report without it.
 	for _, p := range []Plan{

@@ -129,8 +129,13 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 			return nil, &PlanError{err}
 		}
 	}
+	undoParents, err := r.makeParents()
+	if err != nil {
+		return nil, &PlanError{err}
+	}
 	if p.KeyOut != "" {
 		if r.pending, err = reserveKey(p.KeyOut, r.token, p.Output, p.Dir); err != nil {
+			undoParents()
 			return nil, &PlanError{err}
 		}
 	}
@@ -142,6 +147,7 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 		if err != nil {
 			storage.RemoveAll(context.WithoutCancel(ctx), r.staging)
 			r.pending.discard()
+			undoParents()
 			r.cancel(nil)
 			return nil, &PlanError{fmt.Errorf("--output %s: making the staging beside it: %w", p.Output, err)}
 		}
@@ -185,24 +191,19 @@ func (r *Run) inspect(ctx context.Context) (string, error) {
 	return st.fingerprint, nil
 }
 
-// probe proves the outputs writable before any work: local parent
-// directories are made and a file created in each; on a bucket the store
-// must answer and take a write.
+// probe proves the outputs writable before any work, creating nothing
+// that outlives it: locally, a file is created and removed in each
+// output's parent or, when the parent does not exist yet, in its nearest
+// existing ancestor; on a bucket the store must answer and take a write.
 func (r *Run) probe(ctx context.Context) error {
-	paths := map[string]string{"--output": r.plan.Output}
-	if r.plan.Report != "" && r.plan.Report != "-" {
-		paths["--metrics_out"] = r.plan.Report
-	}
-	if r.plan.KeyOut != "" {
-		paths["--pseudonym_key_out"] = r.plan.KeyOut
-	}
-	for flag, path := range paths {
+	for flag, path := range r.outputs() {
 		dir, base := storage.Split(path)
 		if storage.IsLocal(path) {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			at, err := existingAncestor(dir)
+			if err != nil {
 				return fmt.Errorf("%s %s: %w", flag, path, err)
 			}
-			f, name, err := storage.CreateLocked(dir, storage.TempPrefix(base))
+			f, name, err := storage.CreateLocked(at, storage.TempPrefix(base))
 			if err != nil {
 				return fmt.Errorf("%s %s: cannot write there: %w", flag, path, err)
 			}
@@ -219,6 +220,68 @@ func (r *Run) probe(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// outputs maps each flag naming a file the run writes to its path.
+func (r *Run) outputs() map[string]string {
+	paths := map[string]string{"--output": r.plan.Output}
+	if r.plan.Report != "" && r.plan.Report != "-" {
+		paths["--metrics_out"] = r.plan.Report
+	}
+	if r.plan.KeyOut != "" {
+		paths["--pseudonym_key_out"] = r.plan.KeyOut
+	}
+	return paths
+}
+
+// existingAncestor returns dir, or its nearest ancestor that exists; it
+// must be a directory.
+func existingAncestor(dir string) (string, error) {
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		switch {
+		case err == nil && st.IsDir():
+			return p, nil
+		case err == nil:
+			return "", fmt.Errorf("%s is not a directory", p)
+		case !errors.Is(err, os.ErrNotExist) || filepath.Dir(p) == p:
+			return "", err
+		}
+	}
+}
+
+// makeParents creates the local parent directories of the run's outputs
+// once every check has passed. It returns an undo that removes the
+// directories it created, deepest first, for a run refused after it.
+func (r *Run) makeParents() (undo func(), err error) {
+	var made []string
+	undo = func() {
+		for i := len(made) - 1; i >= 0; i-- {
+			os.Remove(made[i]) // only if still empty
+		}
+	}
+	for flag, path := range r.outputs() {
+		if !storage.IsLocal(path) {
+			continue
+		}
+		dir, _ := storage.Split(path)
+		var missing []string
+		for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+			if _, err := os.Lstat(p); err == nil || filepath.Dir(p) == p {
+				break
+			}
+			missing = append(missing, p)
+		}
+		for i := len(missing) - 1; i >= 0; i-- {
+			if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				undo()
+				return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+			} else if err == nil {
+				made = append(made, missing[i])
+			}
+		}
+	}
+	return undo, nil
 }
 
 // sweep removes the leftovers of dead runs at the run's outputs; what it
