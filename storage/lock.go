@@ -3,8 +3,10 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -25,8 +27,32 @@ type Lock struct{ f *os.File }
 
 // LockFile creates the local file path (it must not exist), writes data
 // into it and holds an exclusive flock on it until Release or the
-// process's end.
+// process's end. Where the file system allows (lockedTemp), the file
+// appears at path already locked and holding data.
 func LockFile(path string, data []byte) (*Lock, error) {
+	fail := func(f *os.File, op string, err error) (*Lock, error) {
+		f.Close()
+		os.Remove(path)
+		return nil, &os.PathError{Op: op, Path: path, Err: err}
+	}
+	if fd, err := lockedTemp(filepath.Dir(path)); err == nil {
+		f := os.NewFile(uintptr(fd), path)
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return nil, &os.PathError{Op: "write", Path: path, Err: err}
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return nil, &os.PathError{Op: "sync", Path: path, Err: err}
+		}
+		if err := linkTemp(fd, path); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return &Lock{f: f}, nil
+	} else if !errors.Is(err, errNoTmpfile) {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
@@ -37,16 +63,48 @@ func LockFile(path string, data []byte) (*Lock, error) {
 		return nil, err
 	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return nil, &os.PathError{Op: "write", Path: path, Err: err}
+		return fail(f, "write", err)
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(path)
-		return nil, &os.PathError{Op: "sync", Path: path, Err: err}
+		return fail(f, "sync", err)
 	}
 	return &Lock{f: f}, nil
+}
+
+// errNoTmpfile says lockedTemp cannot be used in a directory: its file
+// system has no O_TMPFILE, or /proc is not mounted.
+var errNoTmpfile = errors.New("no O_TMPFILE")
+
+// lockedTemp opens a new file without a name (O_TMPFILE) in the local
+// directory dir and takes an exclusive flock on it; linkTemp then gives
+// it a name. A file made this way never exists under a name unlocked, so
+// a sweep can never take a live run's file for a dead one's, and a
+// process killed before the link leaves nothing.
+func lockedTemp(dir string) (int, error) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		return -1, errNoTmpfile
+	}
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	switch {
+	case errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EINVAL):
+		return -1, errNoTmpfile
+	case err != nil:
+		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		unix.Close(fd)
+		return -1, &os.PathError{Op: "flock", Path: dir, Err: err}
+	}
+	return fd, nil
+}
+
+// linkTemp names the file lockedTemp made path; path must not exist.
+func linkTemp(fd int, path string) error {
+	proc := fmt.Sprintf("/proc/self/fd/%d", fd)
+	if err := unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, path, unix.AT_SYMLINK_FOLLOW); err != nil {
+		return &os.PathError{Op: "link", Path: path, Err: err}
+	}
+	return nil
 }
 
 // Release drops the lock; the file stays.
@@ -92,11 +150,29 @@ func IsCreating(base string) bool { return strings.HasPrefix(base, newInfix) }
 // CreateLocked creates a new file named prefix + a random suffix in the
 // local directory dir and returns it open for writing, with its name.
 // The file appears under that name only once it holds an exclusive flock
-// (it is created under another name, locked, then renamed), so a sweep
-// that finds a file of that prefix unlocked knows its writer is gone.
+// (made unnamed and linked, lockedTemp; where the file system cannot, it
+// is created under another name, locked, then renamed), so a sweep that
+// finds a file of that prefix unlocked knows its writer is gone.
 func CreateLocked(dir, prefix string) (*os.File, string, error) {
 	if dir == "" {
 		dir = "."
+	}
+	if fd, err := lockedTemp(dir); err == nil {
+		for range 100 {
+			name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+			err := linkTemp(fd, name)
+			if err == nil {
+				return os.NewFile(uintptr(fd), name), name, nil
+			}
+			if !errors.Is(err, os.ErrExist) {
+				unix.Close(fd)
+				return nil, "", err
+			}
+		}
+		unix.Close(fd)
+		return nil, "", &os.PathError{Op: "createlocked", Path: filepath.Join(dir, prefix+"*"), Err: os.ErrExist}
+	} else if !errors.Is(err, errNoTmpfile) {
+		return nil, "", err
 	}
 	f, err := os.CreateTemp(dir, newInfix+"*")
 	if err != nil {
