@@ -25,6 +25,10 @@ const (
 	stagedDir = "release"
 	// stagedReport is the job's RunReport (protojson).
 	stagedReport = "report.json"
+	// heldReport is the report as the claim names it (EncodeReport,
+	// published true), written into the staging before the claim, so that
+	// a rerun can write the report of a run that died after its claim.
+	heldReport = "published-report.json"
 	// stagedShards lists the staged shards with their rows, sizes and
 	// CRC-32Cs (JSON []storage.Shard), as the job wrote them.
 	stagedList = "shards.json"

@@ -98,6 +98,7 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 	published, err := r.inspect(ctx)
 	var ap *AlreadyPublishedError
 	if errors.As(err, &ap) {
+		r.recoverReport(ctx)
 		r.sweep(ctx) // a dead run of this very night may have left its staging
 	}
 	// Whether or not this run goes on, a key its publisher left pending is
@@ -410,6 +411,9 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 	if r.plan.Dir {
 		var shards []storage.Shard
 		if shards, err = stagedShards(ctx, r.staging, rep.Rows); err == nil {
+			err = storage.WriteFile(ctx, storage.Join(r.staging, heldReport), b)
+		}
+		if err == nil {
 			_, err = r.publishDir(r.ctx, shards, hex.EncodeToString(sum[:]))
 		}
 	} else if o.Release == nil {

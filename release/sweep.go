@@ -1,7 +1,10 @@
 package release
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -231,4 +234,56 @@ func sweepNote(removed []string) string {
 		return ""
 	}
 	return fmt.Sprintf("removed %d leftovers of dead runs (%s%s)", len(removed), removed[0], more(len(removed)-1))
+}
+
+// recoverReport writes, for a rerun of a published night, the report of
+// the run that published it and died before writing its report: the
+// report it held in its (now dead) staging, if its SHA-256 is the one the
+// manifest names. A report already at Plan.Report is kept unless the
+// plan may replace it (checkReport); what cannot be written is noted.
+func (r *Run) recoverReport(ctx context.Context) {
+	p := r.plan
+	if p.Report == "" || !p.Dir {
+		return
+	}
+	m, err := storage.ReadManifest(ctx, p.Output)
+	if err != nil || m.ReportSHA256 == "" {
+		return
+	}
+	stagings, err := listStagings(ctx, p.Output)
+	if err != nil {
+		return
+	}
+	for token, staging := range stagings {
+		if staging != stagingName(p.Output, p.RunID, token) {
+			continue // another output's, or another night's
+		}
+		if dead, err := stagingDead(ctx, staging); err != nil || !dead {
+			continue
+		}
+		b, err := storage.ReadFile(ctx, storage.Join(staging, heldReport))
+		if err != nil {
+			continue
+		}
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != m.ReportSHA256 {
+			continue
+		}
+		if p.Report != "-" {
+			if now, err := storage.ReadFile(ctx, p.Report); err == nil && bytes.Equal(now, b) {
+				return
+			}
+			if err := checkReport(ctx, p); err != nil {
+				r.note("the report of the run that published %s was not written: %v", p.Output, err)
+				return
+			}
+		}
+		if err := writeReport(ctx, p.Report, b, p.Stdout); err != nil {
+			r.note("the report of the run that published %s was not written: %v", p.Output, err)
+			return
+		}
+		if p.Report != "-" {
+			r.note("wrote %s: the report of the run that published %s, which died before writing it", p.Report, p.Output)
+		}
+		return
+	}
 }

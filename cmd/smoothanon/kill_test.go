@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,7 +103,7 @@ func TestKilledAtEveryStage(t *testing.T) {
 					if published && !strings.Contains(log, "already holds the release of run 2026-11-27") {
 						t.Errorf("retry of a published night did not say so:\n%s", log)
 					}
-					checkClean(t, out, key, tmp)
+					checkClean(t, out, key, report, tmp)
 				})
 			}
 		}
@@ -125,9 +127,9 @@ func checkReportSays(t *testing.T, path string, published bool) {
 }
 
 // checkClean: out holds exactly its manifest's shards and _SUCCESS, the
-// key at keyPath is that release's, and nothing a run makes is left
+// key at keyPath and the report at reportPath are that release's, and nothing a run makes is left
 // beside out, beside the key or in tmp.
-func checkClean(t *testing.T, out, keyPath, tmp string) {
+func checkClean(t *testing.T, out, keyPath, reportPath, tmp string) {
 	t.Helper()
 	ctx := context.Background()
 	m, err := storage.ReadManifest(ctx, out)
@@ -149,6 +151,11 @@ func checkClean(t *testing.T, out, keyPath, tmp string) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("the output and beside it: %q, want exactly the release %q", got, want)
+	}
+	if report, err := os.ReadFile(reportPath); err != nil {
+		t.Errorf("no report of the published release: %v", err)
+	} else if sum := sha256.Sum256(report); hex.EncodeToString(sum[:]) != m.ReportSHA256 {
+		t.Errorf("the report is not the one the manifest names:\n%s", report)
 	}
 	text, err := os.ReadFile(keyPath)
 	if err != nil {
