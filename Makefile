@@ -50,7 +50,7 @@ staticcheck:
 	$(GO) run $(STATICCHECK) ./...
 
 # The race detector on the packages that run goroutines of their own.
-RACE_PKGS := ./solver/... ./verify ./baseline
+RACE_PKGS := ./solver/... ./verify ./baseline ./release ./storage
 race:
 	$(GO) test -race -short $(RACE_PKGS)
 

@@ -317,15 +317,16 @@ func (r *Run) sweep(ctx context.Context) {
 // trapSignals turns the first SIGINT or SIGTERM into a cancellation of
 // the run's context, and restores the default for the next one.
 func (r *Run) trapSignals() {
-	r.sigs, r.done = make(chan os.Signal, 1), make(chan struct{})
-	signal.Notify(r.sigs, syscall.SIGINT, syscall.SIGTERM)
+	sigs, done := make(chan os.Signal, 1), make(chan struct{})
+	r.sigs, r.done = sigs, done // end closes done; the goroutine reads only its own copies
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		select {
-		case s := <-r.sigs:
-			signal.Stop(r.sigs)
+		case s := <-sigs:
+			signal.Stop(sigs)
 			signal.Reset(syscall.SIGINT, syscall.SIGTERM)
 			r.cancel(&InterruptedError{Signal: s})
-		case <-r.done:
+		case <-done:
 		}
 	}()
 }
