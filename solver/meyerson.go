@@ -372,10 +372,30 @@ type run struct {
 	index  int
 }
 
-// meyerson runs Restarts random orders (in parallel, each with its own
+// restarts is Meyerson's phase of one solve: the opening costs, and the
+// knn index and neighbour graph it searches, which live only as long as
+// it does.
+type restarts struct {
+	s    *state
+	cost []float64 // opening cost of each point
+	// graph is the knn.KNearest graph of the input, or nil; it lets both
+	// facility sets answer some nearest-facility queries from the
+	// neighbour lists (same answers).
+	graph *knn.Graph
+	ix    *knn.Index
+	// knn runs the restarts on knn.Facilities instead of facSet (same
+	// result, different speed: docs/decisions/016).
+	knn bool
+	// facBase is the empty knn.Facilities index over ix (knnIndex).
+	facBase *knn.Facilities
+	facOnce sync.Once
+}
+
+// best runs Restarts random orders (in parallel, each with its own
 // generator seeded by (Seed, restart)) and keeps the cheapest, ties going to
 // the lowest restart.
-func (s *state) meyerson(cost []float64) (*run, error) {
+func (m *restarts) best() (*run, error) {
+	s := m.s
 	R := s.p.Restarts
 	w := min(par.Workers(s.p.Workers), R)
 	var mu sync.Mutex
@@ -397,10 +417,10 @@ func (s *state) meyerson(cost []float64) (*run, error) {
 					return
 				}
 				var ru *run
-				if s.useKNNFacilities {
-					ru = s.meyersonOnceKNN(cost, r)
+				if m.knn {
+					ru = m.onKNN(r)
 				} else {
-					ru = s.meyersonOnce(cost, r)
+					ru = m.onFacSet(r)
 				}
 				mu.Lock()
 				if best == nil || ru.cost < best.cost || (ru.cost == best.cost && ru.index < best.index) {
@@ -448,10 +468,12 @@ func restartOrder(seed int64, r int, n int) (*rand.Rand, []int32) {
 	return rng, order
 }
 
-func (s *state) meyersonOnce(cost []float64, r int) *run {
+// onFacSet is restart r on facSet.
+func (m *restarts) onFacSet(r int) *run {
+	s, cost := m.s, m.cost
 	pr := s.pr
 	rng, order := restartOrder(s.p.Seed, r, pr.n)
-	fs := newFacSet(pr, s.graph)
+	fs := newFacSet(pr, m.graph)
 	// Per point: nearest facility among those numbered < upto.
 	cf := make([]int32, pr.np)
 	cd := make([]int32, pr.np)
@@ -462,7 +484,7 @@ func (s *state) meyersonOnce(cost []float64, r int) *run {
 	ru := &run{fs: fs, assign: make([]int32, pr.n), index: r}
 	for i, u := range order {
 		// Hint the memory of the users ahead, in dependent stages as in
-		// meyersonOnceKNN: on inputs larger than the CPU caches the
+		// onKNN: on inputs larger than the CPU caches the
 		// restart's loads would otherwise miss one after the other.
 		if q := hintAhead(pr, order, i, cost, ru.assign); q >= 0 {
 			prefetch.Line(unsafe.Pointer(&upto[q]))

@@ -13,7 +13,7 @@ import (
 // rank", knn's tie rule, is "earliest opened", the facSet tie rule, and both
 // give the same clustering. knn's prefix-filtered search with entry
 // signatures, over lists of the open facilities only, scales better on large
-// power-law data (see knnFacilitiesLoad). One index (s.knnIndex) serves
+// power-law data (see knnFacilitiesLoad). One index (restarts.knnIndex) serves
 // every restart.
 type knnFacilities struct {
 	f      *knn.Facilities
@@ -38,27 +38,29 @@ func (k *knnFacilities) nearestOpen(u int32) int32 {
 }
 
 // knnIndex is the empty knn.Facilities set of the canonical users over
-// s.ix, with the neighbour graph when there is one, built on first use and
+// m.ix, with the neighbour graph when there is one, built on first use and
 // shared by the restarts.
-func (s *state) knnIndex() *knn.Facilities {
-	s.facOnce.Do(func() {
+func (m *restarts) knnIndex() *knn.Facilities {
+	m.facOnce.Do(func() {
+		s := m.s
 		var err error
-		s.facBase, err = s.ix.Facilities(knn.Options{Workers: par.Workers(s.p.Workers), MaxScan: s.maxScan(facilityMaxScan)})
+		m.facBase, err = m.ix.Facilities(knn.Options{Workers: par.Workers(s.p.Workers), MaxScan: s.maxScan(facilityMaxScan)})
 		if err != nil {
 			panic(err) // valid options: cannot happen
 		}
-		if s.graph != nil {
-			if err := s.facBase.UseNeighbours(s.graph); err != nil {
+		if m.graph != nil {
+			if err := m.facBase.UseNeighbours(m.graph); err != nil {
 				panic(err) // the graph is of s.canon: cannot happen
 			}
 		}
 	})
-	return s.facBase
+	return m.facBase
 }
 
-// meyersonOnceKNN is meyersonOnce on knnFacilities; same random stream,
-// same decisions.
-func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
+// onKNN is restart r on knnFacilities (onFacSet's random stream, same
+// decisions).
+func (m *restarts) onKNN(r int) *run {
+	s, cost := m.s, m.cost
 	pr := s.pr
 	rng, order := restartOrder(s.p.Seed, r, pr.n)
 	rank := make([]int32, pr.n)
@@ -68,7 +70,7 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 		kf.rowFac[u] = -1
 	}
 	var err error
-	if kf.f, err = s.knnIndex().EmptyRanked(rank); err != nil {
+	if kf.f, err = m.knnIndex().EmptyRanked(rank); err != nil {
 		panic(err) // rank is a permutation: cannot happen
 	}
 	ru := &run{fs: kf, assign: make([]int32, pr.n), index: r}
@@ -99,7 +101,7 @@ func (s *state) meyersonOnceKNN(cost []float64, r int) *run {
 }
 
 // aheadUser, aheadPoint and aheadRow are how many users ahead a restart
-// (meyersonOnce, meyersonOnceKNN) hints a user's point, then (the point
+// (onFacSet, onKNN) hints a user's point, then (the point
 // loaded) the point's per-restart state, cost and offsets and the user's
 // assignment, then (the offsets loaded) the point's features.
 // They are knn.Facilities.Ahead's leads, so both hint in step.

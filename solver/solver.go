@@ -463,20 +463,6 @@ type state struct {
 	assign       []int32        // canonical user -> cluster (arbitrary ids)
 	facilityCost float64
 	search       string // neighbour search used
-	// useKNNFacilities runs Meyerson on knn.Facilities instead of facSet
-	// (same result, different speed).
-	useKNNFacilities bool
-	// graph is the knn.KNearest graph of canon (nil once the facilities
-	// are closed); it lets knn.Facilities and facSet's
-	// closing answer some nearest-facility queries from the neighbour
-	// lists (same answers).
-	graph *knn.Graph
-	// ix is the knn index of canon, shared by the neighbour search and
-	// the restarts' facility sets (nil once the facilities are closed).
-	ix *knn.Index
-	// facBase is the knn.Facilities index of canon (see knnIndex).
-	facBase *knn.Facilities
-	facOnce sync.Once
 	// progressTo receives the progress (SolveProgress); progressMu
 	// serialises its calls.
 	progressTo Progress
@@ -496,43 +482,10 @@ func (s *state) progress(stage string, done, total int) {
 }
 
 func (s *state) run() error {
-	pr := s.pr
-	s.progress("neighbours", 0, pr.np)
-	s.useKNNFacilities = pr.bits == nil && pr.postingsLoad() > knnFacilitiesLoad
-	w := par.Workers(s.p.Workers)
-	var err error
-	if s.ix, err = knn.NewIndex(s.canon, w); err != nil {
-		return err
-	}
-	// Meyerson needs the facility costs (βk nearest rows); the Mondrian
-	// start needs only the nearest points refine reads, a search for
-	// nbrPoints rather than βk.
-	var cost []float64
-	if s.p.Start == StartBoth {
-		cost, s.graph, s.search, err = pr.facilityCostsKNN(s.ix, s.p.K*s.p.Beta, openingFactor(s.p.Beta), w, s.maxScan(neighbourMaxScan))
-	} else {
-		s.search, err = pr.nearestPoints(s.ix, s.p.K*s.p.Beta, w, s.maxScan(neighbourMaxScan))
-	}
+	clusters, err := s.start()
 	if err != nil {
 		return err
 	}
-	if err := s.ctx.Err(); err != nil {
-		return err
-	}
-	s.progress("neighbours", pr.np, pr.np)
-	var clusters [][]int32
-	if s.p.Start == StartBoth {
-		best, err := s.meyerson(cost)
-		if err != nil {
-			return err
-		}
-		s.facilityCost = best.cost
-		clusters = s.closeSmall(best)
-	}
-	// Free the index and the graph (both grow with the input)
-	// before the improvement step, which reads neither (refine reads the
-	// nearest points facilityCostsKNN or nearestPoints recorded).
-	s.ix, s.facBase, s.graph = nil, nil, nil
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
@@ -542,6 +495,7 @@ func (s *state) run() error {
 			return err
 		}
 	}
+	pr := s.pr
 	s.assign = make([]int32, pr.n)
 	for c, mem := range clusters {
 		for _, u := range mem {
@@ -549,6 +503,46 @@ func (s *state) run() error {
 		}
 	}
 	return nil
+}
+
+// start finds every point's nearest points and, under StartBoth, runs
+// Meyerson's restarts and closes the small facilities: the clusters the
+// improvement starts from (nil under StartMondrian). The knn index and
+// the neighbour graph, which grow with the input, live only in here; the
+// improvement reads the nearest points the search recorded.
+func (s *state) start() ([][]int32, error) {
+	pr := s.pr
+	s.progress("neighbours", 0, pr.np)
+	w := par.Workers(s.p.Workers)
+	ix, err := knn.NewIndex(s.canon, w)
+	if err != nil {
+		return nil, err
+	}
+	// Meyerson needs the facility costs (βk nearest rows); the Mondrian
+	// start needs only the nearest points refine reads, a search for
+	// nbrPoints rather than βk.
+	if s.p.Start != StartBoth {
+		s.search, err = pr.nearestPoints(ix, s.p.K*s.p.Beta, w, s.maxScan(neighbourMaxScan))
+		if err == nil {
+			s.progress("neighbours", pr.np, pr.np)
+		}
+		return nil, err
+	}
+	m := &restarts{s: s, ix: ix, knn: pr.bits == nil && pr.postingsLoad() > knnFacilitiesLoad}
+	m.cost, m.graph, s.search, err = pr.facilityCostsKNN(ix, s.p.K*s.p.Beta, openingFactor(s.p.Beta), w, s.maxScan(neighbourMaxScan))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.progress("neighbours", pr.np, pr.np)
+	best, err := m.best()
+	if err != nil {
+		return nil, err
+	}
+	s.facilityCost = best.cost
+	return s.closeSmall(best), nil
 }
 
 // RanRestarts is the number of Meyerson restarts a solve with p runs (the

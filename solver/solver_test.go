@@ -849,7 +849,7 @@ func TestFacilitySetsAgree(t *testing.T) {
 			// may take for exact.
 			var got [6][][]int32
 			for i := range got {
-				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3, Search: Exact}), ctx: context.Background(), canon: m, pr: newProblem(m), useKNNFacilities: i%2 == 1}
+				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3, Search: Exact}), ctx: context.Background(), canon: m, pr: newProblem(m)}
 				ix, err := knn.NewIndex(m, 2)
 				if err != nil {
 					t.Fatal(err)
@@ -858,9 +858,7 @@ func TestFacilitySetsAgree(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if s.useKNNFacilities {
-					s.ix = ix
-				}
+				rs := &restarts{s: s, cost: cost, ix: ix, knn: i%2 == 1}
 				if i >= 2 {
 					opts := knn.Options{Workers: 2}
 					if i >= 4 {
@@ -873,9 +871,9 @@ func TestFacilitySetsAgree(t *testing.T) {
 					if g.Exact != (i < 4) {
 						t.Fatalf("graph %d: exact = %v", i, g.Exact)
 					}
-					s.graph = g
+					rs.graph = g
 				}
-				best, err := s.meyerson(cost)
+				best, err := rs.best()
 				if err != nil {
 					t.Fatal(err)
 				}
