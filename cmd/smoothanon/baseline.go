@@ -25,13 +25,7 @@ func init() {
 func runBaseline(args []string, stdout, stderr io.Writer) error {
 	fs := newGroupedFlags("baseline", stderr)
 	fs.in(groupIO)
-	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
-	output := fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)")
-	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced")
-	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
-	quiet := fs.Bool("quiet", false, "no summary on stderr")
-	dedupe := dedupeFlag(fs.FlagSet, "repeated user ids in the input: refuse or union")
-	timeout := connectTimeoutFlag(fs.FlagSet)
+	f := addFileFlags(fs, "no summary on stderr")
 	fs.in(groupPrivacy)
 	method := choiceFlag(fs.FlagSet, "method", "mondrian", baseline.ParseMethod,
 		"mondrian (k-anonymity by suppression; needs --k), rr_edge or rr_node (randomized response at epsilon-edge or epsilon-node differential privacy; needs --epsilon)")
@@ -40,18 +34,17 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 	k, seed := &sp.K, &sp.Seed
 	maxEntries := fs.Int64("max_entries", baseline.DefaultMaxEntries, "rr_*: refuse a release expected to hold more entries than this (0 = the default)")
 	fs.in(groupPrivacy)
-	ids := addUserIDFlags(fs.FlagSet, true)
+	f.addIDFlags(fs)
 	if err := parseFlags(fs.FlagSet, args); err != nil {
 		return err
 	}
 	mondrian := *method == baseline.MethodMondrian
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := f.missing(); err != nil {
+		return err
+	}
 	switch {
-	case *input == "":
-		return usageErr("missing --input")
-	case *output == "":
-		return usageErr("missing --output")
 	case mondrian && *k < minK:
 		return checkK(*k)
 	case !mondrian && set["k"]:
@@ -69,33 +62,13 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 			return usageErr("%v", err)
 		}
 	}
-	setStoreTimeout(*timeout)
-	key, err := ids.resolve()
-	if err != nil {
-		return err
-	}
-	files, err := matrix.ListFiles(*input)
-	if err != nil {
-		return inputErr(err)
-	}
-	plan := release.Plan{InputSpec: *input, InputFiles: files, Output: *output, Overwrite: *overwrite,
-		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out}
-	warnUserIDs(stderr, "baseline", *ids.mode, ids.source(), derefKey(key))
 	start := time.Now()
 	var info *smoothanonpb.BaselineInfo
-	r, err := singleFile(plan, stderr, func(ctx context.Context) (release.Outcome, error) {
-		o := release.Outcome{Key: key}
-		in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe})
-		if err != nil {
-			return o, inputErr(err)
-		}
-		if in, err = pseudonymize(in, key); err != nil {
-			return o, inputErr(fmt.Errorf("%s: %w", *input, err))
-		}
+	r, err := f.release("baseline", stdout, stderr, func(ctx context.Context, in *matrix.Matrix) (o release.Outcome, err error) {
 		var res *baseline.Result
 		if mondrian {
 			if err := baseline.CheckMondrianParams(baseline.MondrianParams{K: *k}, in.NumRows()); err != nil {
-				return o, inputErr(fmt.Errorf("%s: %w", *input, err))
+				return o, inputErr(fmt.Errorf("%s: %w", *f.input, err))
 			}
 			if res, err = baseline.Mondrian(ctx, in, baseline.MondrianParams{K: *k}); err != nil {
 				return o, inputErr(err)
@@ -114,20 +87,16 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 		o.Release = res.Release
 		return o, nil
 	})
-	problems(stderr, "baseline", r)
-	if err != nil {
-		return exitFor(err, 2)
+	if err != nil || r == nil {
+		return err // nil r: an earlier run's release, whose pending key was saved
 	}
-	if r == nil {
-		return nil // an earlier run's release, whose pending key was saved
-	}
-	if !*quiet {
+	if !*f.quiet {
 		what := fmt.Sprintf("k=%d: %d partitions", *k, info.GetPartitions())
 		if !mondrian {
 			what = fmt.Sprintf("epsilon=%g (p=%.4g over %d columns)", *epsilon, info.GetFlipProbability(), info.GetColumns())
 		}
 		fmt.Fprintf(stderr, "smoothanon baseline: %s %s, %d rows, jaccard %.4f, suppressed %.4f, created %.4f, %.1fs -> %s\n",
-			*method, what, r.Rows, r.Jaccard, r.SuppressedFraction, r.CreatedFraction, since(start), *output)
+			*method, what, r.Rows, r.Jaccard, r.SuppressedFraction, r.CreatedFraction, since(start), *f.output)
 	}
 	return nil
 }

@@ -53,12 +53,63 @@ func exitFor(err error, fallback int) error {
 	return &exitError{code: fallback, err: err}
 }
 
-// singleFile runs work as the lifecycle of a single-file release (solve,
-// baseline): release.Begin on plan, work with the run's context, then
-// release.Finish with what work returns. work's error is the Outcome's.
-// A retry of a run that published and died before saving its key only
-// saves the key: it returns (nil, nil) after saying so on stderr.
-func singleFile(plan release.Plan, stderr io.Writer, work func(ctx context.Context) (release.Outcome, error)) (*smoothanonpb.RunReport, error) {
+// fileFlags are the flags of the commands that release one file (solve,
+// baseline): where the input and the release are, and how ids are kept.
+type fileFlags struct {
+	input, output, metricsOut *string
+	overwrite, quiet          *bool
+	dedupe                    *matrix.DedupePolicy
+	timeout                   *time.Duration
+	ids                       *userIDFlags
+}
+
+// addFileFlags defines the input/output flags in fs's current group;
+// addIDFlags defines the user id flags later, in the privacy group.
+func addFileFlags(fs *groupedFlags, quietUsage string) *fileFlags {
+	return &fileFlags{
+		input:      fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)"),
+		output:     fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)"),
+		overwrite:  fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced"),
+		metricsOut: fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout"),
+		quiet:      fs.Bool("quiet", false, quietUsage),
+		dedupe:     dedupeFlag(fs.FlagSet, "repeated user ids in the input: refuse or union"),
+		timeout:    connectTimeoutFlag(fs.FlagSet),
+	}
+}
+
+func (f *fileFlags) addIDFlags(fs *groupedFlags) { f.ids = addUserIDFlags(fs.FlagSet, true) }
+
+// missing says which required flag was not given.
+func (f *fileFlags) missing() error {
+	switch {
+	case *f.input == "":
+		return usageErr("missing --input")
+	case *f.output == "":
+		return usageErr("missing --output")
+	}
+	return nil
+}
+
+// release runs the lifecycle of a single-file release for cmd: it reads
+// the input, pseudonymizes its ids before anything orders the rows (so
+// no order follows the real ids), hands the rows to solve, and publishes
+// what solve returns (release.Begin, then release.Finish). It returns the
+// published release's report, or nil for the retry of a run that
+// published and died before saving its key (which only saves the key and
+// says so); errors carry their exit code.
+func (f *fileFlags) release(cmd string, stdout, stderr io.Writer, solve func(ctx context.Context, in *matrix.Matrix) (release.Outcome, error)) (*smoothanonpb.RunReport, error) {
+	setStoreTimeout(*f.timeout)
+	key, err := f.ids.resolve()
+	if err != nil {
+		return nil, err
+	}
+	files, err := matrix.ListFiles(*f.input)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	plan := release.Plan{InputSpec: *f.input, InputFiles: files, Output: *f.output, Overwrite: *f.overwrite,
+		Report: *f.metricsOut, Stdout: stdout, KeyOut: *f.ids.out}
+	warnUserIDs(stderr, cmd, *f.ids.mode, f.ids.source(), derefKey(key))
 	lc, err := release.Begin(context.Background(), plan, stderr)
 	var ap *release.AlreadyPublishedError
 	if errors.As(err, &ap) {
@@ -66,13 +117,28 @@ func singleFile(plan release.Plan, stderr io.Writer, work func(ctx context.Conte
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, exitFor(err, 2)
 	}
-	o, err := work(lc.Context())
+	o, err := f.work(lc.Context(), key, solve)
 	if err != nil && o.Err == nil {
 		o.Err = err
 	}
-	return lc.Finish(o)
+	o.Key = key
+	r, err := lc.Finish(o)
+	problems(stderr, cmd, r)
+	return r, exitFor(err, 2)
+}
+
+// work reads and pseudonymizes the input, then solves it.
+func (f *fileFlags) work(ctx context.Context, key *pseudonym.Key, solve func(context.Context, *matrix.Matrix) (release.Outcome, error)) (release.Outcome, error) {
+	in, _, err := matrix.ReadMatrix(*f.input, matrix.ReadOptions{Dedupe: *f.dedupe})
+	if err != nil {
+		return release.Outcome{}, inputErr(err)
+	}
+	if in, err = pseudonymize(in, key); err != nil {
+		return release.Outcome{}, inputErr(fmt.Errorf("%s: %w", *f.input, err))
+	}
+	return solve(ctx, in)
 }
 
 // warnUserIDs says on stderr what a release's user ids let an attacker

@@ -25,24 +25,15 @@ func init() {
 func runSolve(args []string, stdout, stderr io.Writer) error {
 	fs := newGroupedFlags("solve", stderr)
 	fs.in(groupIO)
-	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)")
-	output := fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)")
-	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced")
-	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
-	quiet := fs.Bool("quiet", false, "no progress or summary on stderr")
-	dedupe := dedupeFlag(fs.FlagSet, "repeated user ids in the input: refuse or union")
-	timeout := connectTimeoutFlag(fs.FlagSet)
+	f := addFileFlags(fs, "no progress or summary on stderr")
 	sp, _ := solverFlags(fs, "solve")
 	fs.in(groupPrivacy)
-	ids := addUserIDFlags(fs.FlagSet, true)
+	f.addIDFlags(fs)
 	if err := parseFlags(fs.FlagSet, args); err != nil {
 		return err
 	}
-	switch {
-	case *input == "":
-		return usageErr("missing --input")
-	case *output == "":
-		return usageErr("missing --output")
+	if err := f.missing(); err != nil {
+		return err
 	}
 	p := *sp
 	if err := checkK(p.K); err != nil {
@@ -51,35 +42,14 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	if err := solver.CheckParams(p, p.K); err != nil { // rows checked after reading
 		return usageErr("%v", err)
 	}
-	setStoreTimeout(*timeout)
-	key, err := ids.resolve()
-	if err != nil {
-		return err
-	}
-	files, err := matrix.ListFiles(*input)
-	if err != nil {
-		return inputErr(err)
-	}
-	plan := release.Plan{InputSpec: *input, InputFiles: files, Output: *output, Overwrite: *overwrite,
-		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out}
-	warnUserIDs(stderr, "solve", *ids.mode, ids.source(), derefKey(key))
 	start := time.Now()
 	var info *smoothanonpb.SolveInfo
-	r, err := singleFile(plan, stderr, func(ctx context.Context) (release.Outcome, error) {
-		o := release.Outcome{Key: key}
-		in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe})
-		if err != nil {
-			return o, inputErr(err)
-		}
-		// Before the solver orders anything, so no order follows the real ids.
-		if in, err = pseudonymize(in, key); err != nil {
-			return o, inputErr(fmt.Errorf("%s: %w", *input, err))
-		}
+	r, err := f.release("solve", stdout, stderr, func(ctx context.Context, in *matrix.Matrix) (o release.Outcome, err error) {
 		if err := solver.CheckParams(p, in.NumRows()); err != nil {
-			return o, inputErr(fmt.Errorf("%s: %w", *input, err))
+			return o, inputErr(fmt.Errorf("%s: %w", *f.input, err))
 		}
 		var progress solver.Progress
-		if !*quiet && isTerminal(stderr) {
+		if !*f.quiet && isTerminal(stderr) {
 			progress = progressPrinter(stderr)
 		}
 		res, err := solver.SolveProgress(ctx, in, p, progress)
@@ -97,17 +67,13 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		o.Release = res.Release
 		return o, nil
 	})
-	problems(stderr, "solve", r)
-	if err != nil {
-		return exitFor(err, 2)
+	if err != nil || r == nil {
+		return err // nil r: an earlier run's release, whose pending key was saved
 	}
-	if r == nil {
-		return nil // an earlier run's release, whose pending key was saved
-	}
-	if !*quiet {
+	if !*f.quiet {
 		fmt.Fprintf(stderr, "smoothanon solve: %s %s k=%d: %d rows, %d clusters (mean %.1f, max %d), jaccard %.4f, suppressed %.4f, created %.4f, %.1fs -> %s\n",
 			p.Variant, p.Mode, p.K, r.Rows, info.GetClusters(), info.GetClusterSize().GetMean(), info.GetClusterSize().GetMax(),
-			r.Jaccard, r.SuppressedFraction, r.CreatedFraction, since(start), *output)
+			r.Jaccard, r.SuppressedFraction, r.CreatedFraction, since(start), *f.output)
 	}
 	return nil
 }
