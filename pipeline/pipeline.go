@@ -115,6 +115,9 @@ type Params struct {
 	KeyOut string
 	// Date is recorded in the report (run --date). Optional.
 	Date string
+	// Gate is the quality gate a valid release must meet to be published
+	// (release.Plan.Gate). Optional; the zero Gate checks nothing.
+	Gate release.Gate
 	// Stderr receives the run's notes (leftovers removed, keys saved).
 	// Optional; default none.
 	Stderr io.Writer
@@ -333,7 +336,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 		}
 	}
 	lc, err := release.Begin(ctx, release.Plan{InputSpec: p.Input, InputFiles: in.Files, InputRows: in.Rows, Output: out, Dir: true, RunID: p.RunID,
-		Overwrite: p.Overwrite, Report: p.Report, Stdout: p.Stdout, KeyOut: p.KeyOut, Date: p.Date}, p.Stderr)
+		Overwrite: p.Overwrite, Report: p.Report, Stdout: p.Stdout, KeyOut: p.KeyOut, Date: p.Date, Gate: p.Gate}, p.Stderr)
 	var ap *release.AlreadyPublishedError
 	switch {
 	case errors.As(err, &ap):

@@ -15,8 +15,9 @@
 // release. So a run deletes nothing but a release's own files and its
 // own or dead runs' leftovers.
 //
-// Finish publishes only a release whose report is valid, through one
-// atomic claim: a directory release's manifest (_SUCCESS) is written
+// Finish publishes only a release whose report is valid and that meets
+// the Plan's quality Gate (*GateError otherwise), through one atomic
+// claim: a directory release's manifest (_SUCCESS) is written
 // with a precondition (absent, or the version of the release it
 // replaces), a single file is renamed or uploaded under the same
 // precondition. Of runs racing for one output exactly one publishes; the

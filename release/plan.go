@@ -47,6 +47,9 @@ type Plan struct {
 	KeyOut string
 	// Date is recorded in the report (run --date). Optional.
 	Date string
+	// Gate is the quality gate a valid release must meet to be
+	// published. Optional; the zero Gate checks nothing.
+	Gate Gate
 }
 
 // PlanError is a plan refused before any work: bad names, outputs that
@@ -68,6 +71,9 @@ func checkPlan(p Plan) error {
 		return errors.New("no run id")
 	case p.Report == "-" && p.Stdout == nil:
 		return errors.New("report to stdout without a writer")
+	}
+	if err := p.Gate.Check(); err != nil {
+		return err
 	}
 	if p.Dir {
 		if err := CheckRunID(p.RunID); err != nil {

@@ -412,24 +412,30 @@ func TestConcurrentPublish(t *testing.T) {
 	}
 }
 
-// TestNothingPublished: an invalid release, a failed job and a signal
-// publish nothing, save no key, and report why.
+// TestNothingPublished: an invalid release, a failed job, a signal and
+// a missed quality gate publish nothing, save no key, and report why.
 func TestNothingPublished(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
 		want func(error) bool
 		run  func(t *testing.T, r *Run) Outcome
+		gate Gate
 	}{
+		{"missed gate", func(err error) bool { return errors.As(err, new(*GateError)) }, func(t *testing.T, r *Run) Outcome {
+			rep := fakeJob(t, r, rowsOf("a", 4), 1)
+			rep.EntriesIn, rep.Jaccard = 4, 0.3
+			return Outcome{Report: rep}
+		}, Gate{MinJaccard: ptr(0.5)}},
 		{"invalid", func(err error) bool { return errors.Is(err, ErrVerification) }, func(t *testing.T, r *Run) Outcome {
 			rep := fakeJob(t, r, rowsOf("a", 4), 1)
 			rep.Valid = false
 			return Outcome{Report: rep}
-		}},
+		}, Gate{}},
 		{"job failed", func(err error) bool { return err != nil && strings.Contains(err.Error(), "boom") }, func(t *testing.T, r *Run) Outcome {
 			fakeJob(t, r, rowsOf("a", 4), 1)
 			return Outcome{Err: errors.New("boom")}
-		}},
+		}, Gate{}},
 		{"SIGTERM", func(err error) bool {
 			var ie *InterruptedError
 			return errors.As(err, &ie) && ie.ExitCode() == 143
@@ -442,12 +448,13 @@ func TestNothingPublished(t *testing.T) {
 				t.Fatal("SIGTERM did not cancel the run")
 			}
 			return Outcome{Report: rep}
-		}},
+		}, Gate{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in, out := testInput(t), filepath.Join(t.TempDir(), "rel")
 			p := dirPlan(in, out, "n")
 			p.KeyOut, p.Report = filepath.Join(t.TempDir(), "k"), filepath.Join(t.TempDir(), "r.json")
+			p.Gate = c.gate
 			r, err := Begin(ctx, p, nil)
 			if err != nil {
 				t.Fatal(err)

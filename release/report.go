@@ -44,9 +44,19 @@ func ReadReport(ctx context.Context, uri string) (*smoothanonpb.RunReport, error
 	if err != nil {
 		return nil, err
 	}
+	rep, err := decodeReport(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", uri, err)
+	}
+	return rep, nil
+}
+
+// decodeReport decodes a report of either form (MarshalReport's or
+// EncodeReport's), ignoring fields it does not know.
+func decodeReport(b []byte) (*smoothanonpb.RunReport, error) {
 	rep := &smoothanonpb.RunReport{}
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, rep); err != nil {
-		return nil, fmt.Errorf("%s: %w", uri, err)
+		return nil, err
 	}
 	return rep, nil
 }

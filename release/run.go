@@ -65,6 +65,10 @@ type Run struct {
 	dead bool
 	// pending reserves the key path (Plan.KeyOut) from Begin to Finish.
 	pending *pendingKey
+	// prev is the gate's previous report (nil: drift not checked, for
+	// the reason in unchecked).
+	prev      *smoothanonpb.RunReport
+	unchecked string
 }
 
 // noteStore records a store that did not answer.
@@ -122,6 +126,7 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 		return nil, err
 	}
 	for _, check := range []func() error{
+		func() error { return r.readPrevious(ctx) },
 		func() error { return checkReport(ctx, p) },
 		func() error { return checkKeyOut(p.KeyOut) },
 		func() error { return r.probe(ctx) },
@@ -157,6 +162,22 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 	r.trapSignals()
 	r.fault(StageBegun)
 	return r, nil
+}
+
+// readPrevious reads the gate's previous report, when it has one.
+func (r *Run) readPrevious(ctx context.Context) error {
+	if r.plan.Gate.Previous == "" {
+		return nil
+	}
+	prev, unchecked, err := readPrevious(ctx, r.plan.Gate.Previous)
+	if err != nil {
+		return err
+	}
+	r.prev, r.unchecked = prev, unchecked
+	if unchecked != "" {
+		r.note("drift not checked: %s", unchecked)
+	}
+	return nil
 }
 
 // inspect reads what the output holds and checks that the run may
@@ -388,6 +409,14 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 		why = errors.New("the work ended without a report")
 	case !rep.Valid:
 		why = fmt.Errorf("%w: nothing published", ErrVerification)
+	}
+	var missed []string
+	if why == nil {
+		missed = r.plan.Gate.missed(rep, r.prev)
+	}
+	r.plan.Gate.record(rep, r.prev, r.unchecked, missed)
+	if len(missed) > 0 {
+		why = &GateError{Missed: missed}
 	}
 	if why != nil {
 		return rep, r.unpublished(ctx, rep, why)

@@ -35,6 +35,7 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 	maxEntries := fs.Int64("max_entries", baseline.DefaultMaxEntries, "rr_*: refuse a release expected to hold more entries than this (0 = the default)")
 	fs.in(groupPrivacy)
 	f.addIDFlags(fs)
+	f.gate = addGateFlags(fs)
 	if err := parseFlags(fs.FlagSet, args); err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func expandDate(name, value, date string) (string, error) {
 
 // expandDates applies expandDate to each named flag value in place.
 func expandDates(date string, vals map[string]*string) error {
-	for _, name := range []string{"input", "output", "metrics_out", "pseudonym_key_out"} {
+	for _, name := range []string{"input", "output", "metrics_out", "pseudonym_key_out", "previous_report"} {
 		v, ok := vals[name]
 		if !ok {
 			continue

@@ -11,6 +11,7 @@ import (
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/pipeline"
+	"github.com/smoothanon/smoothanon/release"
 )
 
 // TestRunErrClasses maps each class of pipeline error to the exit code
@@ -27,6 +28,8 @@ func TestRunErrClasses(t *testing.T) {
 		{"input", &pipeline.InputError{Err: errors.New("no such file")}, 2},
 		{"verification", fmt.Errorf("job: %w", pipeline.ErrVerification), 1},
 		{"runner", errors.New("job server unreachable"), 3},
+		{"lost race", &release.LostRaceError{Output: "o"}, exitLostRace},
+		{"quality gate", fmt.Errorf("run: %w", &release.GateError{Missed: []string{"jaccard"}}), exitGate},
 	} {
 		var ee *exitError
 		if err := runErr(c.err); !errors.As(err, &ee) || ee.code != c.code {

@@ -42,22 +42,25 @@ func TestHelpGrouped(t *testing.T) {
 		// members lists flags by group; every other flag must be Beam's.
 		members map[string][]string
 	}{
-		{"run", []string{groupIO, groupPrivacy, groupSolver, groupPipeline, groupBeam}, map[string][]string{
+		{"run", []string{groupIO, groupPrivacy, groupSolver, groupPipeline, groupGate, groupBeam}, map[string][]string{
 			groupIO:       {"input", "output", "overwrite", "run_id", "date", "metrics_out"},
 			groupPrivacy:  {"k", "mode", "user_ids", "pseudonym_key_file", "pseudonym_key_env", "pseudonym_key_out"},
 			groupSolver:   {"seed", "variant", "search", "start", "beta", "restarts", "workers"},
 			groupPipeline: {"runner", "chunk_size", "chunk_key", "spectral_iterations", "pool_share", "shards", "connect_timeout"},
+			groupGate:     {"min_jaccard", "max_suppressed", "max_created", "max_drift", "previous_report"},
 			groupBeam:     {"endpoint", "environment_type", "project", "region", "async", "dry_run", "worker_binary"},
 		}},
-		{"solve", []string{groupIO, groupPrivacy, groupSolver}, map[string][]string{
+		{"solve", []string{groupIO, groupPrivacy, groupSolver, groupGate}, map[string][]string{
 			groupIO:      {"input", "output", "overwrite", "metrics_out", "quiet", "dedupe", "connect_timeout"},
 			groupPrivacy: {"k", "mode", "user_ids", "pseudonym_key_file", "pseudonym_key_env", "pseudonym_key_out"},
 			groupSolver:  {"seed", "variant", "search", "start", "beta", "restarts", "workers"},
+			groupGate:    {"min_jaccard", "max_suppressed", "max_created", "max_drift", "previous_report"},
 		}},
-		{"baseline", []string{groupIO, groupPrivacy, groupRR}, map[string][]string{
+		{"baseline", []string{groupIO, groupPrivacy, groupRR, groupGate}, map[string][]string{
 			groupIO:      {"input", "output", "overwrite", "metrics_out", "quiet", "dedupe", "connect_timeout"},
 			groupPrivacy: {"method", "k", "epsilon", "user_ids", "pseudonym_key_file", "pseudonym_key_env", "pseudonym_key_out"},
 			groupRR:      {"seed", "max_entries"},
+			groupGate:    {"min_jaccard", "max_suppressed", "max_created", "max_drift", "previous_report"},
 		}},
 	} {
 		text, headings, flags := helpOf(t, c.cmd)

@@ -31,6 +31,7 @@ func exitFor(err error, fallback int) error {
 		ke   *pseudonym.KeyError
 		oe   *release.OutputError
 		lost *release.LostRaceError
+		gate *release.GateError
 		intr *release.InterruptedError
 		epe  *pipeline.EndpointError
 	)
@@ -43,6 +44,8 @@ func exitFor(err error, fallback int) error {
 		return &exitError{code: intr.ExitCode(), err: err}
 	case errors.As(err, &lost):
 		return &exitError{code: exitLostRace, err: err}
+	case errors.As(err, &gate):
+		return &exitError{code: exitGate, err: err}
 	case errors.Is(err, release.ErrVerification):
 		return &exitError{code: 1, err: err}
 	case errors.As(err, &epe):
@@ -61,6 +64,7 @@ type fileFlags struct {
 	dedupe                    *matrix.DedupePolicy
 	timeout                   *time.Duration
 	ids                       *userIDFlags
+	gate                      *gateFlags
 }
 
 // addFileFlags defines the input/output flags in fs's current group;
@@ -79,7 +83,8 @@ func addFileFlags(fs *groupedFlags, quietUsage string) *fileFlags {
 
 func (f *fileFlags) addIDFlags(fs *groupedFlags) { f.ids = addUserIDFlags(fs.FlagSet, true) }
 
-// missing says which required flag was not given.
+// missing says which required flag was not given, or which gate
+// threshold is out of range.
 func (f *fileFlags) missing() error {
 	switch {
 	case *f.input == "":
@@ -87,7 +92,8 @@ func (f *fileFlags) missing() error {
 	case *f.output == "":
 		return usageErr("missing --output")
 	}
-	return nil
+	_, err := f.gate.gate()
+	return err
 }
 
 // release runs the lifecycle of a single-file release for cmd: it reads
@@ -107,8 +113,12 @@ func (f *fileFlags) release(cmd string, stdout, stderr io.Writer, solve func(ctx
 	if err != nil {
 		return nil, inputErr(err)
 	}
+	gate, err := f.gate.gate()
+	if err != nil {
+		return nil, err
+	}
 	plan := release.Plan{InputSpec: *f.input, InputFiles: files, Output: *f.output, Overwrite: *f.overwrite,
-		Report: *f.metricsOut, Stdout: stdout, KeyOut: *f.ids.out}
+		Report: *f.metricsOut, Stdout: stdout, KeyOut: *f.ids.out, Gate: gate}
 	warnUserIDs(stderr, cmd, *f.ids.mode, f.ids.source(), derefKey(key))
 	lc, err := release.Begin(context.Background(), plan, stderr)
 	var ap *release.AlreadyPublishedError

@@ -25,6 +25,8 @@
 //	     job submission, the job server or a worker failed
 //	4    another run published the output first (run, solve, baseline):
 //	     this run published nothing and saved no key
+//	5    a valid release that missed its quality gate (--min_jaccard,
+//	     --max_suppressed, --max_created, --max_drift): nothing published
 //	130  SIGINT, 143 SIGTERM: stopped before publishing; nothing published
 //
 // Started by a runner as a Beam worker (--worker=true), it exits with the

@@ -69,6 +69,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	poolShare := fs.Float64("pool_share", pipeline.DefaultPoolShare, "share of each chunk's rows, its worst-served clusters, solved again together with its neighbours' (0 = no pools; else 0.01..0.5)")
 	shards := fs.Int64("shards", 0, "output files (0 = one per ~1M rows)")
 	timeout := connectTimeoutFlag(fs.FlagSet)
+	gf := addGateFlags(fs)
 	fs.in(groupBeam)
 	addGlobalFlags(fs.FlagSet)
 	if err := parseFlags(fs.FlagSet, args); err != nil {
@@ -81,7 +82,11 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := expandDates(day, map[string]*string{"input": input, "output": output, "metrics_out": metricsOut, "pseudonym_key_out": ids.out}); err != nil {
+	if err := expandDates(day, map[string]*string{"input": input, "output": output, "metrics_out": metricsOut, "pseudonym_key_out": ids.out, "previous_report": gf.previous}); err != nil {
+		return err
+	}
+	gate, err := gf.gate()
+	if err != nil {
 		return err
 	}
 	if *runID == "" {
@@ -101,7 +106,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	p := pipeline.Params{Input: *input, Output: *output, Overwrite: *overwrite, RunID: *runID, Solver: *sp,
 		ChunkSize: *chunkSize, Shards: *shards, AutoStart: *autoStart, Runner: runnerName(*runners.Runner), Key: *chunkKey,
 		SpectralIterations: *iterations, PoolShare: *poolShare, ConnectTimeout: *timeout,
-		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out, Date: day, Stderr: stderr}
+		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out, Date: day, Gate: gate, Stderr: stderr}
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}
@@ -131,7 +136,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "smoothanon run: %s already holds the release of run %s; nothing to do\n", p.Output, res.RunID)
 		return nil
 	}
-	if res != nil && res.Report.GetPipeline() != nil && (err == nil || errors.Is(err, release.ErrVerification)) {
+	if res != nil && res.Report.GetPipeline() != nil && (err == nil || errors.Is(err, release.ErrVerification) || errors.As(err, new(*release.GateError))) {
 		r := res.Report
 		problems(stderr, "run", r)
 		fmt.Fprintf(stderr, "smoothanon run: %d rows in %d chunks on %s, %.1fs: valid=%v published=%v J=%.4f classes=%d suppressed=%d created=%d\n",

@@ -29,6 +29,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	sp, _ := solverFlags(fs, "solve")
 	fs.in(groupPrivacy)
 	f.addIDFlags(fs)
+	f.gate = addGateFlags(fs)
 	if err := parseFlags(fs.FlagSet, args); err != nil {
 		return err
 	}

@@ -56,6 +56,11 @@ with DAG(
             "output": BUCKET + "/releases/dt={date}",
             "metrics_out": BUCKET + "/reports/dt={date}.json",
             "pseudonym_key_out": KEYS + "/{date}.key",
+            # The quality gate: a night whose Jaccard, suppressed or
+            # created share moved more than 5 points since the night
+            # before publishes nothing and fails (exit 5).
+            "max_drift": "0.05",
+            "previous_report": BUCKET + "/reports/dt={date-1}.json",
             "k": K,
             "mode": "smooth",
             "temp_location": BUCKET + "/tmp",

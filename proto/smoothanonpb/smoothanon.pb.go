@@ -722,12 +722,15 @@ type RunReport struct {
 	Output string `protobuf:"bytes,33,opt,name=output,proto3" json:"output,omitempty"`
 	// The pseudonym key's fingerprint (pseudonym.Key.Fingerprint; never the
 	// key): releases with one fingerprint join by id. "" for kept ids.
-	KeyFingerprint string        `protobuf:"bytes,34,opt,name=key_fingerprint,json=keyFingerprint,proto3" json:"key_fingerprint,omitempty"`
-	Solve          *SolveInfo    `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
-	Pipeline       *PipelineInfo `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
-	Baseline       *BaselineInfo `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	KeyFingerprint string `protobuf:"bytes,34,opt,name=key_fingerprint,json=keyFingerprint,proto3" json:"key_fingerprint,omitempty"`
+	// The quality gate the release was held to (--min_jaccard and the
+	// others); unset when the run had none.
+	QualityGate   *QualityGate  `protobuf:"bytes,35,opt,name=quality_gate,json=qualityGate,proto3" json:"quality_gate,omitempty"`
+	Solve         *SolveInfo    `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
+	Pipeline      *PipelineInfo `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	Baseline      *BaselineInfo `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunReport) Reset() {
@@ -977,6 +980,13 @@ func (x *RunReport) GetKeyFingerprint() string {
 	return ""
 }
 
+func (x *RunReport) GetQualityGate() *QualityGate {
+	if x != nil {
+		return x.QualityGate
+	}
+	return nil
+}
+
 func (x *RunReport) GetSolve() *SolveInfo {
 	if x != nil {
 		return x.Solve
@@ -994,6 +1004,115 @@ func (x *RunReport) GetPipeline() *PipelineInfo {
 func (x *RunReport) GetBaseline() *BaselineInfo {
 	if x != nil {
 		return x.Baseline
+	}
+	return nil
+}
+
+// QualityGate is a run's quality gate (release.Gate): the thresholds a
+// valid release had to meet to be published, and those it missed. Jaccard
+// and the fractions are the report's own (jaccard, suppressed_fraction,
+// created_fraction: from the input, private to the data owner).
+type QualityGate struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The thresholds; absent when not set.
+	MinJaccard    *float64 `protobuf:"fixed64,1,opt,name=min_jaccard,json=minJaccard,proto3,oneof" json:"min_jaccard,omitempty"`
+	MaxSuppressed *float64 `protobuf:"fixed64,2,opt,name=max_suppressed,json=maxSuppressed,proto3,oneof" json:"max_suppressed,omitempty"`
+	MaxCreated    *float64 `protobuf:"fixed64,3,opt,name=max_created,json=maxCreated,proto3,oneof" json:"max_created,omitempty"`
+	// Largest change of each of the three figures against previous_report.
+	MaxDrift       *float64 `protobuf:"fixed64,4,opt,name=max_drift,json=maxDrift,proto3,oneof" json:"max_drift,omitempty"`
+	PreviousReport string   `protobuf:"bytes,5,opt,name=previous_report,json=previousReport,proto3" json:"previous_report,omitempty"`
+	// Whether drift was checked, and if not, why (no previous report, or
+	// one without figures).
+	DriftChecked   bool   `protobuf:"varint,6,opt,name=drift_checked,json=driftChecked,proto3" json:"drift_checked,omitempty"`
+	DriftUnchecked string `protobuf:"bytes,7,opt,name=drift_unchecked,json=driftUnchecked,proto3" json:"drift_unchecked,omitempty"`
+	// One line per threshold the release missed; empty when it passed.
+	Missed        []string `protobuf:"bytes,8,rep,name=missed,proto3" json:"missed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QualityGate) Reset() {
+	*x = QualityGate{}
+	mi := &file_proto_smoothanon_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QualityGate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QualityGate) ProtoMessage() {}
+
+func (x *QualityGate) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QualityGate.ProtoReflect.Descriptor instead.
+func (*QualityGate) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *QualityGate) GetMinJaccard() float64 {
+	if x != nil && x.MinJaccard != nil {
+		return *x.MinJaccard
+	}
+	return 0
+}
+
+func (x *QualityGate) GetMaxSuppressed() float64 {
+	if x != nil && x.MaxSuppressed != nil {
+		return *x.MaxSuppressed
+	}
+	return 0
+}
+
+func (x *QualityGate) GetMaxCreated() float64 {
+	if x != nil && x.MaxCreated != nil {
+		return *x.MaxCreated
+	}
+	return 0
+}
+
+func (x *QualityGate) GetMaxDrift() float64 {
+	if x != nil && x.MaxDrift != nil {
+		return *x.MaxDrift
+	}
+	return 0
+}
+
+func (x *QualityGate) GetPreviousReport() string {
+	if x != nil {
+		return x.PreviousReport
+	}
+	return ""
+}
+
+func (x *QualityGate) GetDriftChecked() bool {
+	if x != nil {
+		return x.DriftChecked
+	}
+	return false
+}
+
+func (x *QualityGate) GetDriftUnchecked() string {
+	if x != nil {
+		return x.DriftUnchecked
+	}
+	return ""
+}
+
+func (x *QualityGate) GetMissed() []string {
+	if x != nil {
+		return x.Missed
 	}
 	return nil
 }
@@ -1070,7 +1189,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"partitions\x18\a \x01(\x03R\n" +
 	"partitions\x12B\n" +
 	"\x0epartition_size\x18\b \x01(\v2\x1b.smoothanon.v1.DistributionR\rpartitionSize\x12\x18\n" +
-	"\aseconds\x18\t \x01(\x01R\aseconds\"\x94\t\n" +
+	"\aseconds\x18\t \x01(\x01R\aseconds\"\xd3\t\n" +
 	"\tRunReport\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\f\n" +
 	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x12\n" +
@@ -1109,10 +1228,27 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\rnot_published\x18\x1c \x01(\tR\fnotPublished\x12\x15\n" +
 	"\x06run_id\x18\x1d \x01(\tR\x05runId\x12\x16\n" +
 	"\x06output\x18! \x01(\tR\x06output\x12'\n" +
-	"\x0fkey_fingerprint\x18\" \x01(\tR\x0ekeyFingerprint\x12.\n" +
+	"\x0fkey_fingerprint\x18\" \x01(\tR\x0ekeyFingerprint\x12=\n" +
+	"\fquality_gate\x18# \x01(\v2\x1a.smoothanon.v1.QualityGateR\vqualityGate\x12.\n" +
 	"\x05solve\x18\x1e \x01(\v2\x18.smoothanon.v1.SolveInfoR\x05solve\x127\n" +
 	"\bpipeline\x18\x1f \x01(\v2\x1b.smoothanon.v1.PipelineInfoR\bpipeline\x127\n" +
-	"\bbaseline\x18  \x01(\v2\x1b.smoothanon.v1.BaselineInfoR\bbaselineB5Z3github.com/smoothanon/smoothanon/proto/smoothanonpbb\x06proto3"
+	"\bbaseline\x18  \x01(\v2\x1b.smoothanon.v1.BaselineInfoR\bbaseline\"\xf7\x02\n" +
+	"\vQualityGate\x12$\n" +
+	"\vmin_jaccard\x18\x01 \x01(\x01H\x00R\n" +
+	"minJaccard\x88\x01\x01\x12*\n" +
+	"\x0emax_suppressed\x18\x02 \x01(\x01H\x01R\rmaxSuppressed\x88\x01\x01\x12$\n" +
+	"\vmax_created\x18\x03 \x01(\x01H\x02R\n" +
+	"maxCreated\x88\x01\x01\x12 \n" +
+	"\tmax_drift\x18\x04 \x01(\x01H\x03R\bmaxDrift\x88\x01\x01\x12'\n" +
+	"\x0fprevious_report\x18\x05 \x01(\tR\x0epreviousReport\x12#\n" +
+	"\rdrift_checked\x18\x06 \x01(\bR\fdriftChecked\x12'\n" +
+	"\x0fdrift_unchecked\x18\a \x01(\tR\x0edriftUnchecked\x12\x16\n" +
+	"\x06missed\x18\b \x03(\tR\x06missedB\x0e\n" +
+	"\f_min_jaccardB\x11\n" +
+	"\x0f_max_suppressedB\x0e\n" +
+	"\f_max_createdB\f\n" +
+	"\n" +
+	"_max_driftB5Z3github.com/smoothanon/smoothanon/proto/smoothanonpbb\x06proto3"
 
 var (
 	file_proto_smoothanon_proto_rawDescOnce sync.Once
@@ -1126,7 +1262,7 @@ func file_proto_smoothanon_proto_rawDescGZIP() []byte {
 	return file_proto_smoothanon_proto_rawDescData
 }
 
-var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_proto_smoothanon_proto_goTypes = []any{
 	(*Row)(nil),          // 0: smoothanon.v1.Row
 	(*Distribution)(nil), // 1: smoothanon.v1.Distribution
@@ -1136,27 +1272,29 @@ var file_proto_smoothanon_proto_goTypes = []any{
 	(*ChunkKeyAuto)(nil), // 5: smoothanon.v1.ChunkKeyAuto
 	(*BaselineInfo)(nil), // 6: smoothanon.v1.BaselineInfo
 	(*RunReport)(nil),    // 7: smoothanon.v1.RunReport
-	nil,                  // 8: smoothanon.v1.PipelineInfo.CountersEntry
-	nil,                  // 9: smoothanon.v1.PipelineInfo.DistributionsEntry
+	(*QualityGate)(nil),  // 8: smoothanon.v1.QualityGate
+	nil,                  // 9: smoothanon.v1.PipelineInfo.CountersEntry
+	nil,                  // 10: smoothanon.v1.PipelineInfo.DistributionsEntry
 }
 var file_proto_smoothanon_proto_depIdxs = []int32{
 	1,  // 0: smoothanon.v1.SolveInfo.cluster_size:type_name -> smoothanon.v1.Distribution
 	1,  // 1: smoothanon.v1.PipelineInfo.chunk_rows:type_name -> smoothanon.v1.Distribution
-	8,  // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
-	9,  // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
+	9,  // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
+	10, // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
 	5,  // 4: smoothanon.v1.PipelineInfo.chunk_key_auto:type_name -> smoothanon.v1.ChunkKeyAuto
 	4,  // 5: smoothanon.v1.PipelineInfo.pool:type_name -> smoothanon.v1.PoolInfo
 	1,  // 6: smoothanon.v1.BaselineInfo.partition_size:type_name -> smoothanon.v1.Distribution
 	1,  // 7: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
-	2,  // 8: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
-	3,  // 9: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
-	6,  // 10: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
-	1,  // 11: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
-	12, // [12:12] is the sub-list for method output_type
-	12, // [12:12] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	8,  // 8: smoothanon.v1.RunReport.quality_gate:type_name -> smoothanon.v1.QualityGate
+	2,  // 9: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
+	3,  // 10: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
+	6,  // 11: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
+	1,  // 12: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_proto_smoothanon_proto_init() }
@@ -1164,13 +1302,14 @@ func file_proto_smoothanon_proto_init() {
 	if File_proto_smoothanon_proto != nil {
 		return
 	}
+	file_proto_smoothanon_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_smoothanon_proto_rawDesc), len(file_proto_smoothanon_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
