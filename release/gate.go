@@ -108,14 +108,25 @@ func (g Gate) missed(rep, prev *smoothanonpb.RunReport) []string {
 	return out
 }
 
+// maxReportSize bounds what readPrevious reads: a run report is a few
+// kilobytes; a path naming a data file by mistake is refused unread.
+const maxReportSize = 1 << 20
+
 // readPrevious reads the previous report for drift. It returns nil and
 // why when there is no reference (no such report, or one without
 // figures); an unreadable or malformed report is an error.
 func readPrevious(ctx context.Context, uri string) (*smoothanonpb.RunReport, string, error) {
-	b, err := storage.ReadFile(ctx, uri)
+	a, err := storage.Stat(ctx, uri)
 	if errors.Is(err, storage.ErrNotExist) {
 		return nil, "no report at " + uri, nil
 	}
+	if err != nil {
+		return nil, "", fmt.Errorf("--previous_report %w", err)
+	}
+	if a.Size > maxReportSize {
+		return nil, "", fmt.Errorf("--previous_report %s is not a run report (%d bytes)", uri, a.Size)
+	}
+	b, err := storage.ReadFile(ctx, uri)
 	if err != nil {
 		return nil, "", fmt.Errorf("--previous_report %w", err)
 	}

@@ -102,6 +102,14 @@ func TestReadPrevious(t *testing.T) {
 	if _, _, err := readPrevious(ctx, other); err == nil || !strings.Contains(err.Error(), "is not a run report") {
 		t.Errorf("not a report: %v", err)
 	}
+	big := filepath.Join(dir, "input.parquet")
+	os.WriteFile(big, make([]byte, maxReportSize+1), 0o644)
+	if _, _, err := readPrevious(ctx, big); err == nil || !strings.Contains(err.Error(), "is not a run report (1048577 bytes)") {
+		t.Errorf("a large file: %v", err)
+	}
+	if _, _, err := readPrevious(ctx, dir); err == nil {
+		t.Errorf("a directory: no error")
+	}
 }
 
 // TestGateDrift runs the lifecycle twice against a previous report: a
