@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build image check test vet staticcheck race bench bench-pipeline bench-flink bench-cluster bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver flink-cluster-jars
+.PHONY: help build image check test vet staticcheck race bench bench-pipeline bench-flink bench-cluster bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -54,10 +54,11 @@ RACE_PKGS := ./solver/... ./verify ./baseline
 race:
 	$(GO) test -race -short $(RACE_PKGS)
 
-# The Flink integration tests (pipeline/runners_test.go, cluster_test.go) need
-# Beam's Flink job server and Flink's own jars; fetching them is a no-op once
-# they are in ~/.m2.
-test: vet flink-jobserver flink-cluster-jars
+# The Flink integration tests (pipeline/runners_test.go, cluster_test.go,
+# hosts_test.go) need Beam's Flink job server and Flink's own jars; fetching
+# them is a no-op once they are in ~/.m2. hosts_test.go also runs the
+# fake-gcs-server binary.
+test: vet flink-jobserver flink-cluster-jars fake-gcs-server
 	$(GO) test -timeout 30m ./...
 
 flink-jobserver:
@@ -66,6 +67,12 @@ flink-jobserver:
 # Flink 1.19.0's runtime for the standalone cluster (deploy/flink/cluster.sh).
 flink-cluster-jars:
 	bash deploy/flink/cluster.sh classpath >/dev/null
+
+# The GCS emulator of the cluster on hosts that share no disk
+# (deploy/flink/netns-cluster.sh), into $(go env GOPATH)/bin.
+FAKE_GCS_VERSION := v1.56.1
+fake-gcs-server:
+	$(GO) install github.com/fsouza/fake-gcs-server@$(FAKE_GCS_VERSION)
 
 vet:
 	$(GO) vet ./...
