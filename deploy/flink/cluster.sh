@@ -291,6 +291,17 @@ start() {
 	echo "Flink $flink_version session cluster: http://127.0.0.1:$rest_port, $taskmanagers TaskManagers x $slots slots, run dir $run"
 }
 
+# group_running PGID: a process of group PGID runs (zombies aside).
+group_running() {
+	local f line st pg
+	for f in /proc/[0-9]*/stat; do
+		read -r line <"$f" 2>/dev/null || continue
+		read -r st _ pg _ <<<"${line##*) }"
+		[ "$pg" = "$1" ] && [ "$st" != Z ] && return 0
+	done
+	return 1
+}
+
 stop() {
 	local run=$1 p pid
 	for p in "$run"/*.pid; do
@@ -304,6 +315,9 @@ stop() {
 		[ -e "$p" ] || continue
 		pid=$(cat "$p")
 		for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+		# What it started (process-boot.sh, boot, workers) got the SIGTERM
+		# too: give it a moment to end and clean up after itself.
+		for _ in $(seq 20); do group_running "$pid" || break; sleep 0.5; done
 		kill -KILL -- "-$pid" 2>/dev/null || true
 		rm -f "$p"
 	done

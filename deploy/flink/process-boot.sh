@@ -43,16 +43,22 @@ pid=$!
 # wait up to 2 minutes for the dead provisioning endpoint, or a worker for
 # its control stream. Watch the parent; when it is gone (we were
 # re-parented, or this script itself was killed) kill boot, and with it the
-# worker.
+# worker. The runner stops an environment with SIGTERM and SIGKILLs this
+# script 500 ms later if it still runs, before it removed its directory:
+# the watcher, deaf to SIGTERM, removes it then, and ends once it is gone.
 (
-	while kill -0 "$pid" 2>/dev/null; do
+	trap '' TERM INT
+	while [ -d "$dir" ]; do
 		if [ "$(ppid $$)" != "$parent" ]; then
 			kill -KILL "$pid" 2>/dev/null
-			exit 0
+			for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			# Only once this script is gone: else it removes the
+			# directory itself after boot, and may still be in it.
+			if [ -z "$(ppid $$)" ]; then rm -rf "$dir"; exit 0; fi
 		fi
 		sleep 1
 	done
-) &
+) </dev/null &
 wait "$pid"
 code=$?
 while kill -0 "$pid" 2>/dev/null; do wait "$pid"; code=$?; done
