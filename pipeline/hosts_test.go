@@ -216,9 +216,10 @@ func fakeGCSServer() string {
 // --connect_timeout (exit 3). After the test no process is left on any
 // host and no file in any host's /tmp or /srv but the installed ones,
 // Flink's logs and configuration (and what the killed TaskManager could not
-// remove). It needs root; without it, or without unshare, nsenter, ip,
-// java, mvn, the Flink job server or fake-gcs-server, it skips, unless CI
-// is set: then it fails.
+// remove), and no object in the store but the input, the releases and the
+// reports. It needs root; without it, namespaces, /srv, unshare, nsenter,
+// ip, java, mvn, python3, the Flink job server or fake-gcs-server it
+// skips, unless CI is set: then it fails.
 func TestFlinkHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster on hosts of their own skipped in -short mode")
