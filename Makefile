@@ -21,6 +21,7 @@ help:
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
 	@echo "make bench-cluster  CLUSTER_ROWS (default 1e6) on prism, a standalone Flink cluster and the embedded Flink"
+	@echo "make bench-cluster NETNS=1  the same on hosts that share no disk (namespaces, GCS emulator; root)"
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
 	@echo "make bench-linkage  linked-nights table: 1e5 drifting user lists, k=8, ids kept vs pseudonyms"
 	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
@@ -139,9 +140,13 @@ bench-flink:
 # CLUSTER_ROWS (default 1e6) generated user lists on prism, on the standalone
 # Flink cluster (deploy/flink/cluster.sh, PROCESS workers) and on the embedded
 # Flink: wall, rows/s, peak memory per process (docs/flink-cluster.md).
+# NETNS=1: prism and the cluster on hosts that share no disk, every process
+# in namespaces of its own, data in a GCS emulator (deploy/flink/bench-netns.sh;
+# needs root).
 CLUSTER_ROWS ?= 1000000
-bench-cluster:
-	bash deploy/flink/bench-cluster.sh $(CLUSTER_ROWS)
+NETNS ?=
+bench-cluster: $(if $(filter 1,$(NETNS)),fake-gcs-server)
+	$(if $(filter 1,$(NETNS)),bash deploy/flink/bench-netns.sh,bash deploy/flink/bench-cluster.sh) $(CLUSTER_ROWS)
 
 # The quality document docs/quality.md (k = 8, 10 seeds, every data set in
 # ../shared/data/raw): generated, replaced whole, never edited by hand.
