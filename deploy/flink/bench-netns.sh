@@ -2,9 +2,9 @@
 # ROWS generated user lists on hosts that share no disk (netns-cluster.sh:
 # object store, JobManager, 2 TaskManagers with their Go workers, job server
 # and launcher each in namespaces of their own), through prism on the
-# launcher host and through the cluster, both reading and writing the GCS
-# emulator; prints wall time, rows/s and the peak RSS of every process.
-# Needs root.
+# launcher host (the launcher's peak RSS is prism's) and through the
+# cluster, both reading and writing the GCS emulator; prints wall time,
+# rows/s and the peak RSS of every process. Needs root.
 #
 #   deploy/flink/bench-netns.sh [ROWS]      (default 1,000,000; make bench-cluster NETNS=1)
 #
@@ -50,7 +50,7 @@ sample() {
 	while [ ! -e "$out.stop" ]; do
 		sum=0
 		while read -r host pid; do
-			cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || continue
+			cmd=$({ tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null) || continue
 			case $cmd in
 			*--worker=true*) role=worker-max ;;
 			*fake-gcs-server*) role=store ;;
@@ -75,11 +75,12 @@ sample() {
 	done
 }
 
-# leg NAME CMD ARGS...: one run on the launcher host with the sampler on;
-# prints its figures.
+# leg NAME ROLES CMD ARGS...: one run on the launcher host with the sampler
+# on; prints its figures, peak RSS of ROLES (a regular expression; the
+# cluster idles during prism's run).
 leg() {
-	local name=$1 s wall
-	shift
+	local name=$1 roles=$2 s wall
+	shift 2
 	rm -f "$work/$name.peaks" "$work/$name.peaks.stop"
 	sample "$work/$name.peaks" &
 	local sampler=$!
@@ -90,11 +91,11 @@ leg() {
 	sleep 2
 	touch "$work/$name.peaks.stop"
 	wait "$sampler"
-	python3 - "$name" "$rows" "$wall" "$dir/store/srv/gcs/out/$name.json" "$work/$name.peaks" <<'PY'
-import json, sys
-name, rows, wall, rep, peaks = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
+	python3 - "$name" "$rows" "$wall" "$dir/store/srv/gcs/out/$name.json" "$work/$name.peaks" "$roles" <<'PY'
+import json, re, sys
+name, rows, wall, rep, peaks, roles = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
 r = json.load(open(rep))
-p = dict(l.split() for l in open(peaks) if l.strip())
+p = {k: v for k, v in (l.split() for l in open(peaks) if l.strip()) if re.fullmatch(roles, k)}
 order = ["launcher", "store", "jobserver", "jobmanager"] + sorted(k for k in p if k.startswith("taskmanager-")) + ["boot-max", "worker-max", "workers-sum"]
 rss = ", ".join(f"{k} {int(p[k])/1e6:.2f} GB" for k in order if k in p and int(p[k]) > 0)
 print(f"{name}: {rows} rows, wall {wall:.0f} s, {rows/wall:.0f} rows/s, Jaccard {r.get('jaccard', 0):.4f}, "
@@ -102,8 +103,8 @@ print(f"{name}: {rows} rows, wall {wall:.0f} s, {rows/wall:.0f} rows/s, Jaccard 
 PY
 }
 
-leg prism smoothanon run "${flags[@]}"
-leg cluster run "${flags[@]}"
+leg prism 'launcher|store' smoothanon run "${flags[@]}"
+leg cluster '.*' run "${flags[@]}"
 
 # The releases, shard by shard in manifest order (names carry a run token).
 python3 - "$dir/store/srv/gcs/out" <<'PY'
