@@ -95,11 +95,17 @@ func (c *netnsCluster) hostNames() []string {
 
 // processes lists the PIDs (as this PID namespace numbers them) of the
 // processes on host, its PID 1 aside, from hosts.sh ps's "NAME PID" lines;
-// anything else it prints is an error.
+// anything else on its standard output is an error.
 func (c *netnsCluster) processes(host string) ([]int, error) {
-	out, err := c.hosts("ps", host)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", hostsScript, "ps", c.dir, host)
+	cmd.Env = c.env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("hosts.sh ps %s: %v\n%s", host, err, out)
+		return nil, fmt.Errorf("hosts.sh ps %s: %v\n%s", host, err, stderr.Bytes())
 	}
 	var pids []int
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

@@ -137,17 +137,20 @@ ps)
 			[ "$n" = switch ] || names+=("$n")
 		done
 	fi
-	declare -A host_of init
+	declare -A host_of=() init=()
 	for n in "${names[@]}"; do
 		c=$(hostinit "$n") || continue
-		host_of[$(readlink "/proc/$c/ns/pid")]=$n
+		ns=$(readlink "/proc/$c/ns/pid" 2>/dev/null) || continue
+		host_of[$ns]=$n
 		init[$c]=1
 	done
 	[ ${#host_of[@]} -gt 0 ] || exit 0
+	# Processes end while this runs: one whose files are gone is skipped.
 	for p in /proc/[0-9]*; do
 		n=${host_of[$(readlink "$p/ns/pid" 2>/dev/null || echo -)]:-}
 		[ -n "$n" ] && [ -z "${init[${p#/proc/}]:-}" ] || continue
-		[ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" = "hosts.sh-idle 3600 " ] && continue
+		cmd=$({ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null) || continue
+		[ "$cmd" = "hosts.sh-idle 3600 " ] && continue
 		echo "$n ${p#/proc/}"
 	done
 	true
