@@ -32,6 +32,8 @@ const (
 type netnsCluster struct {
 	dir string
 	env []string
+	// ctx, when set, ends every script call when it is cancelled.
+	ctx context.Context
 }
 
 // scriptTimeout bounds every call of a deploy script, a job included
@@ -42,13 +44,19 @@ const scriptTimeout = 10 * time.Minute
 
 // script runs a deploy script with the cluster's environment.
 func (c *netnsCluster) script(script string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), scriptTimeout)
+	parent := c.ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, scriptTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
 	cmd.Env = c.env
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
+	if parent.Err() != nil {
+		err = fmt.Errorf("%s %s: cancelled", filepath.Base(script), args[0])
+	} else if ctx.Err() != nil {
 		err = fmt.Errorf("%s %s: no answer within %v", filepath.Base(script), args[0], scriptTimeout)
 	}
 	return out, err
@@ -351,8 +359,16 @@ func TestFlinkHosts(t *testing.T) {
 		type kill struct{ note, err string }
 		killedc := make(chan kill, 1)
 		done := make(chan struct{})
+		// Without a replacement TaskManager the job waits for slots that
+		// never come: the run is then cancelled.
+		ctx, cancel := context.WithCancel(context.Background())
+		c.ctx = ctx
+		defer func() { c.ctx = nil; cancel() }()
 		go func() {
 			note, err := c.killTaskManagerMidJob(marker, done)
+			if err != "" && note != "" {
+				cancel()
+			}
 			killedc <- kill{note, err}
 		}()
 		var k kill
@@ -471,10 +487,21 @@ func (c *netnsCluster) killTaskManagerMidJob(marker string, done <-chan struct{}
 	if pid == 0 || syscall.Kill(pid, syscall.SIGKILL) != nil {
 		return "", fmt.Sprintf("could not kill TaskManager 1 (PID %d)", pid)
 	}
-	if out, err := c.netns("taskmanager", "3"); err != nil {
-		return note, fmt.Sprintf("starting TaskManager 3: %v\n%s", err, out)
+	// A replacement, on a new host. Once in 7 runs on a loaded machine
+	// TaskManager 3's JVM ended within seconds of its start, silently (no
+	// log line, no output): then TaskManager 4 takes its place.
+	var failed []string
+	for _, n := range []string{"3", "4"} {
+		out, err := c.netns("taskmanager", n)
+		if err == nil {
+			if len(failed) > 0 {
+				note += "; " + strings.Join(failed, "; ")
+			}
+			return note, ""
+		}
+		failed = append(failed, fmt.Sprintf("TaskManager %s did not start: %v: %s", n, err, bytes.TrimSpace(out)))
 	}
-	return note, ""
+	return note, strings.Join(failed, "\n")
 }
 
 // teardown stops every process gracefully, then requires that no process

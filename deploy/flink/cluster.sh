@@ -205,16 +205,13 @@ wait_registered() {
 # registered, on a host of their own (no JobManager in RUN_DIR).
 wait_here() {
 	local run=$1 live=0 p i
-	for p in "$run"/taskmanager-*.pid; do
-		if running "$(cat "$p")"; then live=$((live + 1)); fi
-	done
 	for i in $(seq 180); do
-		[ "$(registered "$tm_address")" -ge "$live" ] && return 0
 		live=0
 		for p in "$run"/taskmanager-*.pid; do
 			if running "$(cat "$p")"; then live=$((live + 1)); fi
 		done
-		[ "$live" -gt 0 ] || die "the TaskManager exited; see $run/log"
+		[ "$live" -gt 0 ] || die "the TaskManager exited: $(tail -c 1000 "$run"/log/taskmanager-*.out 2>/dev/null)"
+		[ "$(registered "$tm_address")" -ge "$live" ] && return 0
 		sleep 1
 	done
 	die "only $(registered "$tm_address") of $live TaskManagers at $tm_address registered after 180 s; see $run/log"
