@@ -34,6 +34,10 @@ type netnsCluster struct {
 	env []string
 	// ctx, when set, ends every script call when it is cancelled.
 	ctx context.Context
+	// deadline is go test's (zero: none): script calls end a while
+	// before it, so that the test fails with its cleanup run (a test
+	// that times out leaves its temporary directory behind).
+	deadline time.Time
 }
 
 // scriptTimeout bounds every call of a deploy script, a job included
@@ -48,7 +52,11 @@ func (c *netnsCluster) script(script string, args ...string) ([]byte, error) {
 	if parent == nil {
 		parent = context.Background()
 	}
-	ctx, cancel := context.WithTimeout(parent, scriptTimeout)
+	timeout := scriptTimeout
+	if !c.deadline.IsZero() {
+		timeout = min(timeout, max(time.Until(c.deadline)-2*time.Minute, time.Second))
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
 	cmd.Env = c.env
@@ -57,7 +65,7 @@ func (c *netnsCluster) script(script string, args ...string) ([]byte, error) {
 	if parent.Err() != nil {
 		err = fmt.Errorf("%s %s: cancelled", filepath.Base(script), args[0])
 	} else if ctx.Err() != nil {
-		err = fmt.Errorf("%s %s: no answer within %v", filepath.Base(script), args[0], scriptTimeout)
+		err = fmt.Errorf("%s %s: no answer within %v", filepath.Base(script), args[0], timeout.Round(time.Second))
 	}
 	return out, err
 }
@@ -277,6 +285,7 @@ func TestFlinkHosts(t *testing.T) {
 		// Workers exit after 15 s without an instruction: the bound on
 		// the runner's failover leak (TestFlinkCluster).
 		"IDLE_EXIT=15s")}
+	c.deadline, _ = t.Deadline()
 	killed := "" // the host whose TaskManager was killed
 	t.Cleanup(func() { c.teardown(t, marker, killed) })
 	start = time.Now()
