@@ -9,18 +9,20 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build image check test vet staticcheck race bench bench-pipeline bench-flink bench-cluster bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver flink-cluster-jars
+.PHONY: help build image check test test-hosts vet staticcheck race bench bench-pipeline bench-flink bench-cluster bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
 	@echo "make check   vet + gofmt + go test -short: no JVM, no long data sets"
 	@echo "make test    vet + all tests (with the Flink integration test)"
+	@echo "make test-hosts  the Flink cluster on hosts that share no disk (namespaces, GCS emulator; root)"
 	@echo "make staticcheck  staticcheck (pinned)"
 	@echo "make race    go test -race -short on the concurrent packages"
 	@echo "make bench   benchmarks (medians via benchstat)"
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
 	@echo "make bench-cluster  CLUSTER_ROWS (default 1e6) on prism, a standalone Flink cluster and the embedded Flink"
+	@echo "make bench-cluster NETNS=1  the same on hosts that share no disk (namespaces, GCS emulator; root)"
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
 	@echo "make bench-linkage  linked-nights table: 1e5 drifting user lists, k=8, ids kept vs pseudonyms"
 	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
@@ -54,11 +56,16 @@ RACE_PKGS := ./solver/... ./verify ./baseline ./release ./storage
 race:
 	$(GO) test -race -short $(RACE_PKGS)
 
-# The Flink integration tests (pipeline/runners_test.go, cluster_test.go) need
-# Beam's Flink job server and Flink's own jars; fetching them is a no-op once
-# they are in ~/.m2.
+# The Flink integration tests (pipeline/runners_test.go, cluster_test.go)
+# need Beam's Flink job server and Flink's own jars; fetching them is a
+# no-op once they are in ~/.m2.
 test: vet flink-jobserver flink-cluster-jars
 	$(GO) test -timeout 30m ./...
+
+# The Flink cluster on hosts that share no disk (pipeline/hosts_test.go;
+# root): not yet part of make test (docs/flink-cluster.md).
+test-hosts: flink-jobserver flink-cluster-jars fake-gcs-server
+	SMOOTHANON_TEST_HOSTS=1 $(GO) test -timeout 30m -count=1 -run '^TestFlinkHosts$$' -v ./pipeline/
 
 flink-jobserver:
 	bash deploy/flink/fetch-jobserver.sh >/dev/null
@@ -66,6 +73,12 @@ flink-jobserver:
 # Flink 1.19.0's runtime for the standalone cluster (deploy/flink/cluster.sh).
 flink-cluster-jars:
 	bash deploy/flink/cluster.sh classpath >/dev/null
+
+# The GCS emulator of the cluster on hosts that share no disk
+# (deploy/flink/netns-cluster.sh), into $(go env GOPATH)/bin.
+FAKE_GCS_VERSION := v1.56.1
+fake-gcs-server:
+	$(GO) install github.com/fsouza/fake-gcs-server@$(FAKE_GCS_VERSION)
 
 vet:
 	$(GO) vet ./...
@@ -132,9 +145,13 @@ bench-flink:
 # CLUSTER_ROWS (default 1e6) generated user lists on prism, on the standalone
 # Flink cluster (deploy/flink/cluster.sh, PROCESS workers) and on the embedded
 # Flink: wall, rows/s, peak memory per process (docs/flink-cluster.md).
+# NETNS=1: prism and the cluster on hosts that share no disk, every process
+# in namespaces of its own, data in a GCS emulator (deploy/flink/bench-netns.sh;
+# needs root).
 CLUSTER_ROWS ?= 1000000
-bench-cluster:
-	bash deploy/flink/bench-cluster.sh $(CLUSTER_ROWS)
+NETNS ?=
+bench-cluster: $(if $(filter 1,$(NETNS)),fake-gcs-server)
+	$(if $(filter 1,$(NETNS)),bash deploy/flink/bench-netns.sh,bash deploy/flink/bench-cluster.sh) $(CLUSTER_ROWS)
 
 # The quality document docs/quality.md (k = 8, 10 seeds, every data set in
 # ../shared/data/raw): generated, replaced whole, never edited by hand.

@@ -26,6 +26,32 @@ parent=$(ppid $$)
 [ -n "$parent" ] && [ "$parent" != 1 ] || { echo "process-boot.sh: the runner that started us is gone" >&2; exit 1; }
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/beam-boot.XXXXXX") || exit 1
+# Nothing ends this script when its TaskManager dies (SIGKILL): boot would
+# wait up to 2 minutes for the dead provisioning endpoint, or a worker for
+# its control stream. A watcher, started first, watches the parent; when it
+# is gone (we were re-parented, or this script itself was killed) it kills
+# boot (its PID in $dir/.boot-pid), and with it the worker. The runner
+# stops an environment with SIGTERM and SIGKILLs this script 500 ms later
+# if it still runs, possibly before it removed its directory, or even
+# started boot (an environment stopped as soon as started, in a failover):
+# the watcher, deaf to SIGTERM, removes the directory then, and ends once
+# it is gone.
+(
+	trap '' TERM INT
+	while [ -d "$dir" ]; do
+		if [ "$(ppid $$)" != "$parent" ]; then
+			b=$(cat "$dir/.boot-pid" 2>/dev/null)
+			if [ -n "$b" ]; then
+				kill -KILL "$b" 2>/dev/null
+				for _ in $(seq 50); do kill -0 "$b" 2>/dev/null || break; sleep 0.1; done
+			fi
+			# Only once this script is gone: else it removes the
+			# directory itself after boot, and may still be in it.
+			if [ -z "$(ppid $$)" ]; then rm -rf "$dir"; exit 0; fi
+		fi
+		sleep 0.5
+	done
+) </dev/null &
 cd "$dir" || exit 1
 # The runner stops an environment with SIGTERM to this script: pass it on
 # (set before boot starts, so an early SIGTERM does not orphan boot).
@@ -38,21 +64,8 @@ pdeath=()
 command -v setpriv >/dev/null && pdeath=(setpriv --pdeathsig KILL --)
 "${pdeath[@]}" "$boot" "$@" --semi_persist_dir="$dir" &
 pid=$!
+echo "$pid" >"$dir/.boot-pid"
 [ -n "$stop" ] && kill -TERM "$pid" 2>/dev/null
-# Nothing ends this script when its TaskManager dies (SIGKILL): boot would
-# wait up to 2 minutes for the dead provisioning endpoint, or a worker for
-# its control stream. Watch the parent; when it is gone (we were
-# re-parented, or this script itself was killed) kill boot, and with it the
-# worker.
-(
-	while kill -0 "$pid" 2>/dev/null; do
-		if [ "$(ppid $$)" != "$parent" ]; then
-			kill -KILL "$pid" 2>/dev/null
-			exit 0
-		fi
-		sleep 1
-	done
-) &
 wait "$pid"
 code=$?
 while kill -0 "$pid" 2>/dev/null; do wait "$pid"; code=$?; done
