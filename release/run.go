@@ -82,7 +82,8 @@ func (r *Run) storeDead() bool { return r.dead }
 
 // Begin checks the plan against the stores — the output, the report and
 // the key path each distinct, outside the input, writable, and not
-// holding anything the run may not replace — removes what dead runs left
+// holding anything the run may not replace; the quality gate's previous
+// report readable if it exists — removes what dead runs left
 // there, and makes a directory release's staging with its lease. From
 // here until Finish, SIGINT and SIGTERM cancel Context instead of killing
 // the process (a second one kills it).
