@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -279,8 +280,10 @@ func existingAncestor(dir string) (string, error) {
 func (r *Run) makeParents() (undo func(), err error) {
 	var made []string
 	undo = func() {
-		for i := len(made) - 1; i >= 0; i-- {
-			os.Remove(made[i]) // only if still empty
+		// Deepest first: a child's path is longer than its parent's.
+		slices.SortFunc(made, func(a, b string) int { return len(b) - len(a) })
+		for _, dir := range made {
+			os.Remove(dir) // only if still empty
 		}
 	}
 	for flag, path := range r.outputs() {
@@ -288,20 +291,16 @@ func (r *Run) makeParents() (undo func(), err error) {
 			continue
 		}
 		dir, _ := storage.Split(path)
-		var missing []string
-		for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
-			if _, err := os.Lstat(p); err == nil || filepath.Dir(p) == p {
-				break
-			}
-			missing = append(missing, p)
+		at, err := existingAncestor(dir)
+		if err == nil {
+			err = os.MkdirAll(dir, 0o755)
 		}
-		for i := len(missing) - 1; i >= 0; i-- {
-			if err := os.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-				undo()
-				return nil, fmt.Errorf("%s %s: %w", flag, path, err)
-			} else if err == nil {
-				made = append(made, missing[i])
-			}
+		if err != nil {
+			undo()
+			return nil, fmt.Errorf("%s %s: %w", flag, path, err)
+		}
+		for p := filepath.Clean(dir); p != at; p = filepath.Dir(p) {
+			made = append(made, p)
 		}
 	}
 	return undo, nil

@@ -36,6 +36,16 @@ shift 2
 # (network, mount, UTS, IPC; its child is PID 1 of the host's PID namespace).
 holder() { cat "$dir/$1.holder" 2>/dev/null; }
 # init NAME: root-namespace PID of the host's PID 1.
+# hosts lists the hosts started in $dir (not the switch), one a line.
+hosts() {
+	local f n
+	for f in "$dir"/*.holder; do
+		[ -e "$f" ] || continue
+		n=$(basename "$f" .holder)
+		[ "$n" = switch ] || echo "$n"
+	done
+}
+
 hostinit() {
 	local h
 	h=$(holder "$1") || return 1
@@ -130,13 +140,7 @@ exec)
 	;;
 ps)
 	names=("$@")
-	if [ ${#names[@]} -eq 0 ]; then
-		for f in "$dir"/*.holder; do
-			[ -e "$f" ] || continue
-			n=$(basename "$f" .holder)
-			[ "$n" = switch ] || names+=("$n")
-		done
-	fi
+	[ ${#names[@]} -gt 0 ] || mapfile -t names < <(hosts)
 	declare -A host_of=() init=()
 	for n in "${names[@]}"; do
 		c=$(hostinit "$n") || continue
@@ -163,11 +167,7 @@ unplug)
 stop)
 	names=("$@")
 	if [ ${#names[@]} -eq 0 ]; then
-		for f in "$dir"/*.holder; do
-			[ -e "$f" ] || continue
-			n=$(basename "$f" .holder)
-			[ "$n" = switch ] || names+=("$n")
-		done
+		mapfile -t names < <(hosts)
 		[ -e "$dir/switch.holder" ] && names+=(switch)
 	fi
 	for n in "${names[@]}"; do
