@@ -294,6 +294,9 @@ type Result struct {
 	// steps) and distributions, when the runner reports them.
 	Counters      map[string]int64
 	Distributions map[string]metrics.DistributionValue
+	// FlinkPartitions is the partitions of every stage of a Flink job
+	// (FlinkPartitions); 0 on other runners.
+	FlinkPartitions int
 }
 
 // ErrVerification is returned (wrapped) when the release failed
@@ -390,7 +393,15 @@ func runJob(lc *release.Run, p Params, in Input, h hooks, res *Result) (*smootha
 	restore := setRunnerOptions(p)
 	defer restore()
 	start := time.Now()
-	pr, runErr := beam.Run(ctx, p.Runner, build(p, in, lc.Staging(), h))
+	job := build(p, in, lc.Staging(), h)
+	var pr beam.PipelineResult
+	var runErr error
+	if p.Runner == "flink" {
+		res.FlinkPartitions = FlinkPartitions(in, *jobopts.Parallelism)
+		pr, runErr = runFlink(ctx, job, res.FlinkPartitions)
+	} else {
+		pr, runErr = beam.Run(ctx, p.Runner, job)
+	}
 	secs := time.Since(start).Seconds()
 	if pr == nil && runErr == nil {
 		return nil, nil
@@ -440,6 +451,7 @@ func describeRun(rep *smoothanonpb.RunReport, p Params, auto autoChoices, secs f
 	}
 	rep.Pipeline.ChunkKey = p.Key.String()
 	rep.Pipeline.ChunkKeyAuto = auto.Evidence
+	rep.Pipeline.FlinkPartitions = int64(res.FlinkPartitions)
 	rep.Pipeline.Counters = res.Counters
 	rep.Pipeline.Distributions = map[string]*smoothanonpb.Distribution{}
 	for name, d := range res.Distributions {

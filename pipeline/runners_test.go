@@ -89,6 +89,9 @@ func (f *runnerFixture) checkAs(t *testing.T, name, runner, endpoint, env string
 	if p.PoolShare > 0 {
 		requireImprovedPool(t, runner, res.Report)
 	}
+	if runner == "flink" && res.Report.Pipeline.FlinkPartitions < MinFlinkPartitions {
+		t.Errorf("report: %d Flink partitions, want at least %d", res.Report.Pipeline.FlinkPartitions, MinFlinkPartitions)
+	}
 	out, got := readRelease(t, p.Output)
 	if len(got) != len(f.want) {
 		t.Fatalf("%s wrote %d shards, prism %d", runner, len(got), len(f.want))
@@ -305,7 +308,7 @@ func startFlinkJobServer(t *testing.T, launch []string, dir, marker string, extr
 		b, _ := os.ReadFile(logPath)
 		t.Fatalf("Flink job server did not start: %v\n%s", err, tail(b, 3000))
 	}
-	t.Logf("Flink job server %s on port %d (%s/%s)", strings.Join(launch, " "), jobPort, runtime.GOOS, runtime.GOARCH)
+	t.Logf("Flink job server %s on port %d (%s/%s)", filepath.Base(launch[len(launch)-1]), jobPort, runtime.GOOS, runtime.GOARCH)
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)

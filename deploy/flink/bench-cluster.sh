@@ -110,5 +110,5 @@ trap - EXIT
 kill -TERM -- -$js 2>/dev/null || true
 bash "$here/cluster.sh" stop "$run"
 
-[ "${SKIP_LOCAL:-}" = 1 ] || WORK=$work/local PARALLELISM=4 bash "$here/bench-local.sh" "$rows" --pseudonym_key_file "$key"
+[ "${SKIP_LOCAL:-}" = 1 ] || WORK=$work/local SLOTS=4 bash "$here/bench-local.sh" "$rows" --pseudonym_key_file "$key"
 echo "(figures taken on $(nproc) cores; load average at the end: $(cut -d" " -f1-3 /proc/loadavg))"

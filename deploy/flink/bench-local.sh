@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Run `smoothanon run` on a local embedded Flink (Beam's Flink job server,
-# LOOPBACK workers) over generated power-law user lists, and print wall time,
-# peak memory of both processes, peak spill-directory size and the report.
+# Run `smoothanon run` on a local embedded Flink (Beam's Flink job server
+# with a Flink MiniCluster in its JVM, LOOPBACK workers) over generated
+# power-law user lists, and print wall time, CPU seconds per row, peak memory
+# of both processes, peak spill, the JVM's disk writes and the report.
 #
 #   deploy/flink/bench-local.sh [ROWS] [extra smoothanon run flags...]
 #
@@ -17,16 +18,13 @@
 #             worker container; exceeding it kills the run. Needs root and a
 #             writable cgroup file system; otherwise the run has no limit and
 #             the line says so.
-#   PARALLELISM  Flink task slots and default parallelism (default 16). The
-#             Flink batch runner sends each partition of a stage to the SDK as
-#             ONE bundle and drains the bundle's output only after the SDK
-#             reports it finished; the SDK reports only after sending all output,
-#             so a partition whose output outgrows the runner's inbound buffer
-#             (somewhere between 0.5 and 0.85 GB here) deadlocks. More, smaller
-#             partitions keep every bundle under it (see deploy/README.md).
+#   SLOTS     the MiniCluster's task slots (default 16): how many partitions
+#             of a stage run at once. The job's partitions are sized from the
+#             input by smoothanon (pipeline.FlinkPartitions, at least 16) and
+#             run in waves over the slots (docs/decisions/022-flink-partitions-from-input.md).
 # The Flink configuration written to $WORK/conf/flink-conf.yaml is the one
-# deploy/README.md recommends for large inputs: blocking batch exchanges,
-# sort/spill buffers from managed memory, spills under $WORK/flink-tmp.
+# deploy/README.md recommends for large inputs: sort/spill buffers from
+# managed memory, spills under $WORK/flink-tmp.
 set -euo pipefail
 
 rows=${1:-10000000}
@@ -36,7 +34,7 @@ root=$(cd "$here/../.." && pwd)
 work=${WORK:-/tmp/smoothanon-flink-bench}
 port=${PORT:-8099}
 heap=${JVM_HEAP:-2g}
-rm -rf "$work/flink-tmp" "$work/peaks" # spill files and peaks of an earlier run
+rm -rf "$work/flink-tmp" "$work/peaks" "$work/report.json" # spill files, peaks and report of an earlier run
 mkdir -p "$work/conf" "$work/flink-tmp"
 work=$(cd "$work" && pwd)
 
@@ -49,23 +47,22 @@ if [[ ! -f $input ]]; then
 fi
 
 cat >"$work/conf/flink-conf.yaml" <<EOF
-parallelism.default: ${PARALLELISM:-16}
-taskmanager.numberOfTaskSlots: ${PARALLELISM:-16}
+taskmanager.numberOfTaskSlots: ${SLOTS:-16}
 taskmanager.memory.managed.fraction: 0.4
 taskmanager.memory.network.min: 512mb
 taskmanager.memory.network.max: 512mb
-execution.batch-shuffle-mode: ALL_EXCHANGES_BLOCKING
 io.tmp.dirs: $work/flink-tmp
 EOF
 
 args=$(bash "$here/fetch-jobserver.sh")
+cp=$(sed -n 's/^-cp //p' "$args")
 cd "$work" # PROCESS workers (boot loader) write pipeline_options.json into the job server's directory
-java --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED \
+FLINK_CONF_DIR=$work/conf java --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED \
 	--add-opens=java.base/java.lang.reflect=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED \
 	--add-opens=java.base/java.io=ALL-UNNAMED --add-opens=java.base/java.net=ALL-UNNAMED \
 	--add-opens=java.base/java.util.concurrent=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
-	"-Xmx$heap" @"$args" --job-host=127.0.0.1 --job-port="$port" --artifact-port=0 --expansion-port=0 \
-	--flink-master='[local]' --flink-conf-dir="$work/conf" --artifacts-dir="$work/artifacts" \
+	"-Xmx$heap" -cp "$cp" "$here/MiniClusterJobServer.java" --job-host=127.0.0.1 --job-port="$port" --artifact-port=0 --expansion-port=0 \
+	--flink-conf-dir="$work/conf" --artifacts-dir="$work/artifacts" \
 	--clean-artifacts-per-job=true >"$work/jobserver.log" 2>&1 &
 jvm=$!
 trap 'kill $jvm 2>/dev/null || true' EXIT
@@ -82,17 +79,25 @@ if ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 	exit 1
 fi
 
-# Sample the JVM's resident set and the spill directory while the job runs
-# (VmHWM of a process is only readable while it lives).
+# Sample the JVM's resident set, CPU time and disk writes, the spill
+# directory and the file system's use while the job runs (a process's
+# figures are only readable while it lives).
+used() { df -k --output=used "$work" | tail -1; }
 (
-	peak_jvm=0 peak_tmp=0
+	peak_jvm=0 peak_tmp=0 cpu=0 wrote=0 disk0=$(used) peak_disk=0
 	while kill -0 $jvm 2>/dev/null; do
 		r=$(awk '/^VmHWM:/{print $2}' /proc/$jvm/status 2>/dev/null || echo 0)
 		# du fails when a spill file vanishes mid-walk; keep sampling.
 		t=$(du -sk "$work/flink-tmp" 2>/dev/null | cut -f1) || t=0
+		c=$(awk '{print $14 + $15}' /proc/$jvm/stat 2>/dev/null) || c=0
+		w=$(awk '/^write_bytes:/{print $2}' /proc/$jvm/io 2>/dev/null) || w=0
+		d=$(($(used) - disk0))
 		((r > peak_jvm)) && peak_jvm=$r
 		((t > peak_tmp)) && peak_tmp=$t
-		echo "$peak_jvm $peak_tmp" >"$work/peaks"
+		((${c:-0} > cpu)) && cpu=$c
+		((${w:-0} > wrote)) && wrote=$w
+		((d > peak_disk)) && peak_disk=$d
+		echo "$peak_jvm $peak_tmp $cpu $wrote $peak_disk" >"$work/peaks"
 		sleep 5
 	done
 ) &
@@ -134,15 +139,22 @@ fi
 limit=none
 [[ -z $cg ]] || limit=$(awk -v k="$go_mem_kb" 'BEGIN{printf "%.2f GB", k/1e6}')
 sleep 6
-read -r peak_jvm peak_tmp <"$work/peaks"
+read -r peak_jvm peak_tmp cpu_jvm wrote_jvm peak_disk <"$work/peaks"
 go_rss=$(awk -F': ' '/Maximum resident/{print $2}' "$work/go.time")
-python3 - "$work/report.json" "$rows" "$((end - start))" "$go_rss" "$peak_jvm" "$peak_tmp" "$limit" <<'PY'
+go_cpu=$(awk -F': ' '/User time|System time/{s += $2} END{print s}' "$work/go.time")
+python3 - "$work/report.json" "$rows" "$((end - start))" "$go_rss" "$peak_jvm" "$peak_tmp" "$limit" \
+	"$go_cpu" "$cpu_jvm" "$(getconf CLK_TCK)" "$wrote_jvm" "$peak_disk" "${SLOTS:-16}" <<'PY'
 import json, sys
 rep, rows, wall, go_kb, jvm_kb, tmp_kb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 limit = sys.argv[7]
+go_cpu, jvm_cpu = float(sys.argv[8]), int(sys.argv[9]) / int(sys.argv[10])
+wrote, disk_kb, slots = int(sys.argv[11]), int(sys.argv[12]), sys.argv[13]
 r = json.load(open(rep))
 p = r.get("pipeline", {})
-print(f"flink local: {rows} rows, {p.get('chunks')} chunks, wall {wall} s, {rows/wall:.0f} rows/s, "
+cpu = go_cpu + jvm_cpu
+print(f"flink local: {rows} rows, {p.get('chunks')} chunks, {p.get('flink_partitions')} partitions on {slots} slots, "
+      f"wall {wall} s, {rows/wall:.0f} rows/s, CPU {cpu:.0f} s (Go {go_cpu:.0f}, JVM {jvm_cpu:.0f}) = {cpu/rows*1e6:.1f} CPU-us/row, "
       f"Go peak RSS {go_kb/1e6:.2f} GB (cgroup limit {limit}), JVM peak RSS {jvm_kb/1e6:.2f} GB, spill peak {tmp_kb/1e6:.2f} GB, "
-      f"Jaccard {r.get('jaccard', 0):.4f}, valid {r.get('valid')}")
+      f"disk peak {disk_kb/1e6:.2f} GB, JVM disk writes {wrote/rows:.0f} B/row, "
+      f"Jaccard {r.get('jaccard', 0):.4f}, valid {r.get('valid')}, published {r.get('published')}")
 PY

@@ -285,21 +285,22 @@ func (x *SolveInfo) GetStart() string {
 
 // PipelineInfo describes a run of the Beam pipeline.
 type PipelineInfo struct {
-	state         protoimpl.MessageState   `protogen:"open.v1"`
-	Runner        string                   `protobuf:"bytes,1,opt,name=runner,proto3" json:"runner,omitempty"`
-	ChunkSize     int64                    `protobuf:"varint,2,opt,name=chunk_size,json=chunkSize,proto3" json:"chunk_size,omitempty"`
-	Chunks        int64                    `protobuf:"varint,3,opt,name=chunks,proto3" json:"chunks,omitempty"`
-	ChunkRows     *Distribution            `protobuf:"bytes,4,opt,name=chunk_rows,json=chunkRows,proto3" json:"chunk_rows,omitempty"`
-	InputFiles    int64                    `protobuf:"varint,5,opt,name=input_files,json=inputFiles,proto3" json:"input_files,omitempty"`
-	OutputShards  int64                    `protobuf:"varint,6,opt,name=output_shards,json=outputShards,proto3" json:"output_shards,omitempty"`
-	Seconds       float64                  `protobuf:"fixed64,7,opt,name=seconds,proto3" json:"seconds,omitempty"`
-	ChunkKey      string                   `protobuf:"bytes,8,opt,name=chunk_key,json=chunkKey,proto3" json:"chunk_key,omitempty"`                                                                      // what leads the chunk sort key: "spectral", "hub", "two_hop" or "minhash"
-	Counters      map[string]int64         `protobuf:"bytes,9,rep,name=counters,proto3" json:"counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`           // Beam counters, "namespace/name" summed over steps
-	Distributions map[string]*Distribution `protobuf:"bytes,10,rep,name=distributions,proto3" json:"distributions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // Beam distributions (stddev not reported by Beam)
-	ChunkKeyAuto  *ChunkKeyAuto            `protobuf:"bytes,11,opt,name=chunk_key_auto,json=chunkKeyAuto,proto3" json:"chunk_key_auto,omitempty"`                                                       // set when --chunk_key auto or --start auto chose from a sample
-	Pool          *PoolInfo                `protobuf:"bytes,12,opt,name=pool,proto3" json:"pool,omitempty"`                                                                                             // set when --pool_share > 0
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state           protoimpl.MessageState   `protogen:"open.v1"`
+	Runner          string                   `protobuf:"bytes,1,opt,name=runner,proto3" json:"runner,omitempty"`
+	ChunkSize       int64                    `protobuf:"varint,2,opt,name=chunk_size,json=chunkSize,proto3" json:"chunk_size,omitempty"`
+	Chunks          int64                    `protobuf:"varint,3,opt,name=chunks,proto3" json:"chunks,omitempty"`
+	ChunkRows       *Distribution            `protobuf:"bytes,4,opt,name=chunk_rows,json=chunkRows,proto3" json:"chunk_rows,omitempty"`
+	InputFiles      int64                    `protobuf:"varint,5,opt,name=input_files,json=inputFiles,proto3" json:"input_files,omitempty"`
+	OutputShards    int64                    `protobuf:"varint,6,opt,name=output_shards,json=outputShards,proto3" json:"output_shards,omitempty"`
+	Seconds         float64                  `protobuf:"fixed64,7,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	ChunkKey        string                   `protobuf:"bytes,8,opt,name=chunk_key,json=chunkKey,proto3" json:"chunk_key,omitempty"`                                                                      // what leads the chunk sort key: "spectral", "hub", "two_hop" or "minhash"
+	Counters        map[string]int64         `protobuf:"bytes,9,rep,name=counters,proto3" json:"counters,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`           // Beam counters, "namespace/name" summed over steps
+	Distributions   map[string]*Distribution `protobuf:"bytes,10,rep,name=distributions,proto3" json:"distributions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // Beam distributions (stddev not reported by Beam)
+	ChunkKeyAuto    *ChunkKeyAuto            `protobuf:"bytes,11,opt,name=chunk_key_auto,json=chunkKeyAuto,proto3" json:"chunk_key_auto,omitempty"`                                                       // set when --chunk_key auto or --start auto chose from a sample
+	Pool            *PoolInfo                `protobuf:"bytes,12,opt,name=pool,proto3" json:"pool,omitempty"`                                                                                             // set when --pool_share > 0
+	FlinkPartitions int64                    `protobuf:"varint,13,opt,name=flink_partitions,json=flinkPartitions,proto3" json:"flink_partitions,omitempty"`                                               // partitions of every stage of a Flink job, sized from the input (pipeline.FlinkPartitions)
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PipelineInfo) Reset() {
@@ -414,6 +415,13 @@ func (x *PipelineInfo) GetPool() *PoolInfo {
 		return x.Pool
 	}
 	return nil
+}
+
+func (x *PipelineInfo) GetFlinkPartitions() int64 {
+	if x != nil {
+		return x.FlinkPartitions
+	}
+	return 0
 }
 
 // PoolInfo describes the pools (transforms.Pool): every chunk sets aside
@@ -1143,7 +1151,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\aseconds\x18\b \x01(\x01R\aseconds\x12)\n" +
 	"\x10neighbour_search\x18\t \x01(\tR\x0fneighbourSearch\x12\x14\n" +
 	"\x05start\x18\n" +
-	" \x01(\tR\x05start\"\xbf\x05\n" +
+	" \x01(\tR\x05start\"\xea\x05\n" +
 	"\fPipelineInfo\x12\x16\n" +
 	"\x06runner\x18\x01 \x01(\tR\x06runner\x12\x1d\n" +
 	"\n" +
@@ -1160,7 +1168,8 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\rdistributions\x18\n" +
 	" \x03(\v2..smoothanon.v1.PipelineInfo.DistributionsEntryR\rdistributions\x12A\n" +
 	"\x0echunk_key_auto\x18\v \x01(\v2\x1b.smoothanon.v1.ChunkKeyAutoR\fchunkKeyAuto\x12+\n" +
-	"\x04pool\x18\f \x01(\v2\x17.smoothanon.v1.PoolInfoR\x04pool\x1a;\n" +
+	"\x04pool\x18\f \x01(\v2\x17.smoothanon.v1.PoolInfoR\x04pool\x12)\n" +
+	"\x10flink_partitions\x18\r \x01(\x03R\x0fflinkPartitions\x1a;\n" +
 	"\rCountersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\x1a]\n" +

@@ -1,0 +1,130 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+func TestFlinkPartitions(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		rows, vals  int64
+		floor, want int
+	}{
+		{"empty", 0, 0, -1, 16},
+		{"small input keeps the minimum", 1_000_000, 10_000_000, -1, 16},
+		{"the user's parallelism is a floor", 1_000_000, 10_000_000, 40, 40},
+		{"1e7 lists of ~10", 10_000_000, 100_000_000, -1, 16},
+		{"rows decide", 100_000_000, 100_000_000, -1, 160},
+		{"feature values decide", 1_000_000, 1_000_000_000, -1, 160},
+		{"one row over", 10_000_001, 0, -1, 17},
+		{"1e9 lists", 1_000_000_000, 10_000_000_000, 8, 1600},
+		{"the user's floor above the input's", 100_000_000, 0, 400, 400},
+	} {
+		if got := FlinkPartitions(Input{Rows: c.rows, FeatureValues: c.vals}, c.floor); got != c.want {
+			t.Errorf("%s: FlinkPartitions(%d rows, %d values, floor %d) = %d, want %d", c.name, c.rows, c.vals, c.floor, got, c.want)
+		}
+	}
+}
+
+// prepareRecorder is a job service client that records the request of
+// Prepare and fails it.
+type prepareRecorder struct {
+	jobpb.JobServiceClient
+	got *jobpb.PrepareJobRequest
+}
+
+func (r *prepareRecorder) Prepare(_ context.Context, req *jobpb.PrepareJobRequest, _ ...grpc.CallOption) (*jobpb.PrepareJobResponse, error) {
+	r.got = req
+	return nil, os.ErrClosed
+}
+
+func TestOptionsClientAddsOptions(t *testing.T) {
+	for _, opts := range []*structpb.Struct{nil, {}, {Fields: map[string]*structpb.Value{"beam:option:parallelism:v1": structpb.NewNumberValue(40)}}} {
+		own := opts.GetFields()["beam:option:parallelism:v1"] != nil
+		rec := &prepareRecorder{}
+		c := optionsClient{rec, flinkOptions}
+		c.Prepare(context.Background(), &jobpb.PrepareJobRequest{PipelineOptions: opts})
+		f := rec.got.GetPipelineOptions().GetFields()
+		if got := f["beam:option:execution_mode_for_batch:v1"].GetStringValue(); got != "BATCH_FORCED" {
+			t.Errorf("options %v: execution mode %q, want BATCH_FORCED", opts, got)
+		}
+		if own && f["beam:option:parallelism:v1"].GetNumberValue() != 40 {
+			t.Errorf("options %v: the launcher's own options were not kept: %v", opts, f)
+		}
+	}
+}
+
+// miniClusterLaunch returns the java arguments that start
+// deploy/flink/MiniClusterJobServer.java on the classpath of launch (a
+// "-jar" jar or a java argument file holding "-cp").
+func miniClusterLaunch(t *testing.T, launch []string) []string {
+	t.Helper()
+	var cp string
+	if launch[0] == "-jar" {
+		cp = launch[1]
+	} else {
+		b, err := os.ReadFile(strings.TrimPrefix(launch[0], "@"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "-cp "); ok {
+				cp = strings.TrimSpace(v)
+			}
+		}
+		if cp == "" {
+			t.Fatalf("no -cp line in %s", launch[0])
+		}
+	}
+	src, err := filepath.Abs("../deploy/flink/MiniClusterJobServer.java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"-cp", cp, src}
+}
+
+// TestFlinkPartitionsInWaves runs the fixture on a Flink cluster with two
+// task slots (a MiniCluster in the job server's JVM, as make bench-flink
+// runs it): the job's 16 partitions (FlinkPartitions) run in waves only if
+// the launcher asked for blocking exchanges; otherwise the scheduler finds
+// no slots for a stage's pipelined partitions and the job fails once the
+// slot request times out. The release must be prism's, byte for byte.
+func TestFlinkPartitionsInWaves(t *testing.T) {
+	launch := flinkJobServer()
+	if launch == nil {
+		msg := "Flink job server jar not found: run deploy/flink/fetch-jobserver.sh (needs mvn, JDK 17 and Maven Central) or set SMOOTHANON_FLINK_JOBSERVER"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if testing.Short() {
+		t.Skip("Flink integration test skipped in -short mode")
+	}
+	f := newRunnerFixture(t)
+	f.params.PoolShare = 0 // fewer stages: the waves, not the pools, are under test
+	f.want = func() map[string][]byte {
+		p := f.params
+		p.Output = filepath.Join(f.dir, "prism-nopool")
+		runOK(t, p)
+		_, want := readRelease(t, p.Output)
+		return want
+	}()
+	conf := t.TempDir()
+	if err := os.WriteFile(filepath.Join(conf, "flink-conf.yaml"), []byte("taskmanager.numberOfTaskSlots: 2\nslot.request.timeout: 20000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FLINK_CONF_DIR", conf)
+	marker := processMarker(t)
+	t.Cleanup(func() { checkNoLeftovers(t, marker, "", "") })
+	endpoint := startFlinkJobServer(t, miniClusterLaunch(t, launch), f.dir, marker)
+	f.check(t, "flink", endpoint)
+}
