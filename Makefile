@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build image check test test-hosts vet staticcheck race bench bench-pipeline bench-flink bench-cluster bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
+.PHONY: help build image check test test-hosts vet staticcheck race bench bench-pipeline bench-flink bench-scale bench-cluster bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -21,6 +21,7 @@ help:
 	@echo "make bench   benchmarks (medians via benchstat)"
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
+	@echo "make bench-scale  bench-flink at 1e7 (3 runs) and 1e8: CPU per row and peaks side by side"
 	@echo "make bench-cluster  CLUSTER_ROWS (default 1e6) on prism, a standalone Flink cluster and the embedded Flink"
 	@echo "make bench-cluster NETNS=1  the same on hosts that share no disk (namespaces, GCS emulator; root)"
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
@@ -141,6 +142,13 @@ bench-pipeline:
 ROWS ?= 10000000
 bench-flink:
 	bash deploy/flink/bench-local.sh $(ROWS)
+
+# The scale bench: bench-flink at 1e7 rows three times, then at 1e8 once,
+# and CPU seconds per row and peak memory side by side
+# (deploy/flink/bench-scale.sh; BASE_ROWS, SCALE_ROWS). Takes hours on 2
+# cores and tens of GB of disk.
+bench-scale:
+	bash deploy/flink/bench-scale.sh
 
 # CLUSTER_ROWS (default 1e6) generated user lists on prism, on the standalone
 # Flink cluster (deploy/flink/cluster.sh, PROCESS workers) and on the embedded
