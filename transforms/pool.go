@@ -301,17 +301,20 @@ type poolFn struct {
 // from every chunk's (ChunkSeed of a non-negative chunk).
 func PoolSeed(seed, pool int64) int64 { return ChunkSeed(seed, ^pool) }
 
+// ProcessElement takes its cores before it gathers the pool, as Solve
+// does, so a worker running many bundles holds as many gathered pools as
+// it solves at once, not one per bundle.
 func (fn *poolFn) ProcessElement(ctx context.Context, pool int64, iter func(*PoolBlock) bool, emit func(OutBlock), emitStat func(PoolStat)) error {
+	release, err := acquireSolve(ctx, fn.Solver.Workers)
+	if err != nil {
+		return err
+	}
 	in, first, chunks := gatherPool(iter)
 	st := PoolStat{Pool: pool, Rows: int64(in.NumRows()), Chunks: chunks}
 	st.Before = measure(in, first)
 	st.After = st.Before
 	rel := first
 	if chunks > 1 && !repeatsUser(in) {
-		release, err := acquireSolve(ctx, fn.Solver.Workers)
-		if err != nil {
-			return err
-		}
 		start := time.Now()
 		res, err := solver.Solve(ctx, in, fn.solverParams(PoolSeed(fn.Solver.Seed, pool)))
 		release()
@@ -326,6 +329,8 @@ func (fn *poolFn) ProcessElement(ctx context.Context, pool int64, iter func(*Poo
 			rel, st.After, st.Improved = res.Release, after, true
 			poolsImprovedCounter.Inc(ctx, 1)
 		}
+	} else {
+		release()
 	}
 	emitBlocks(in, rel, emit)
 	emitStat(st)

@@ -151,6 +151,7 @@ func main() {
 	// In a container (a Flink or Dataflow worker, a Kubernetes job), keep
 	// the Go heap under the container's memory limit (internal/memlimit).
 	memlimit.Apply()
+	servePprof()
 	// Started by a Beam runner as an SDK harness (--worker=true ...): serve
 	// bundles and exit. LOOPBACK and prism workers live in this process instead.
 	pipeline.MaybeRunWorker()

@@ -56,6 +56,7 @@ public class MiniClusterJobServer {
                 .build());
     cluster.start();
     URI rest = cluster.getRestAddress().get();
+    System.err.println("MiniClusterJobServer: REST at " + rest);
     String[] all = java.util.Arrays.copyOf(args, args.length + 1);
     all[args.length] = "--flink-master=" + rest.getHost() + ":" + rest.getPort();
     FlinkJobServerDriver.fromConfig(FlinkJobServerDriver.parseArgs(all)).run();

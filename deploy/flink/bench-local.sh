@@ -2,7 +2,8 @@
 # Run `smoothanon run` on a local embedded Flink (Beam's Flink job server
 # with a Flink MiniCluster in its JVM, LOOPBACK workers) over generated
 # power-law user lists, and print wall time, CPU seconds per row, peak memory
-# of both processes, peak spill, the JVM's disk writes and the report.
+# of both processes, peak spill and work-directory size, the JVM's disk
+# writes, the bytes written to Flink's exchanges (shuffle) and the report.
 #
 #   deploy/flink/bench-local.sh [ROWS] [extra smoothanon run flags...]
 #
@@ -34,7 +35,7 @@ root=$(cd "$here/../.." && pwd)
 work=${WORK:-/tmp/smoothanon-flink-bench}
 port=${PORT:-8099}
 heap=${JVM_HEAP:-2g}
-rm -rf "$work/flink-tmp" "$work/peaks" "$work/report.json" # spill files, peaks and report of an earlier run
+rm -rf "$work/flink-tmp" "$work/peaks" "$work/report.json" "$work/out" # spill files, peaks, report and release of an earlier run
 mkdir -p "$work/conf" "$work/flink-tmp"
 work=$(cd "$work" && pwd)
 
@@ -82,7 +83,11 @@ fi
 # Sample the JVM's resident set, CPU time and disk writes, the spill
 # directory and the file system's use while the job runs (a process's
 # figures are only readable while it lives).
-used() { df -k --output=used "$work" | tail -1; }
+used() {
+	local k
+	k=$(du -sk --exclude='userlists-*.parquet' "$work" 2>/dev/null | cut -f1) || true # a file may vanish mid-walk
+	echo "${k:-0}"
+}
 (
 	peak_jvm=0 peak_tmp=0 cpu=0 wrote=0 disk0=$(used) peak_disk=0
 	while kill -0 $jvm 2>/dev/null; do
@@ -122,7 +127,6 @@ if ((go_mem_kb > 0)); then
 fi
 trap 'kill $jvm 2>/dev/null || true; [[ -z $cg ]] || rmdir "$cg" 2>/dev/null || true' EXIT
 
-rm -rf "$work/out"
 start=$(date +%s)
 rc=0
 (
@@ -136,6 +140,15 @@ if ((rc != 0)); then
 	echo "smoothanon run failed (exit $rc): see $work/run.log and $work/go.time (signal 9 under a memory cgroup: its limit was hit)" >&2
 	exit 1
 fi
+# The bytes every job vertex wrote to its exchanges (Flink's write-bytes),
+# from the MiniCluster's REST API while the job server still runs.
+rest=$(sed -n 's#^MiniClusterJobServer: REST at \(http://[^ ]*\).*#\1#p' "$work/jobserver.log" | head -1)
+shuffle=$(curl -s -m 10 "$rest/jobs/overview" | python3 -c '
+import json, sys, urllib.request
+rest = sys.argv[1]
+jid = json.load(sys.stdin)["jobs"][0]["jid"]
+job = json.load(urllib.request.urlopen(rest + "/jobs/" + jid, timeout=30))
+print(sum(v["metrics"].get("write-bytes", 0) for v in job["vertices"]))' "$rest" 2>/dev/null) || shuffle=0
 limit=none
 [[ -z $cg ]] || limit=$(awk -v k="$go_mem_kb" 'BEGIN{printf "%.2f GB", k/1e6}')
 sleep 6
@@ -143,18 +156,18 @@ read -r peak_jvm peak_tmp cpu_jvm wrote_jvm peak_disk <"$work/peaks"
 go_rss=$(awk -F': ' '/Maximum resident/{print $2}' "$work/go.time")
 go_cpu=$(awk -F': ' '/User time|System time/{s += $2} END{print s}' "$work/go.time")
 python3 - "$work/report.json" "$rows" "$((end - start))" "$go_rss" "$peak_jvm" "$peak_tmp" "$limit" \
-	"$go_cpu" "$cpu_jvm" "$(getconf CLK_TCK)" "$wrote_jvm" "$peak_disk" "${SLOTS:-16}" <<'PY'
+	"$go_cpu" "$cpu_jvm" "$(getconf CLK_TCK)" "$wrote_jvm" "$peak_disk" "${SLOTS:-16}" "${shuffle:-0}" <<'PY'
 import json, sys
 rep, rows, wall, go_kb, jvm_kb, tmp_kb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 limit = sys.argv[7]
 go_cpu, jvm_cpu = float(sys.argv[8]), int(sys.argv[9]) / int(sys.argv[10])
-wrote, disk_kb, slots = int(sys.argv[11]), int(sys.argv[12]), sys.argv[13]
+wrote, disk_kb, slots, shuffle = int(sys.argv[11]), int(sys.argv[12]), sys.argv[13], int(sys.argv[14])
 r = json.load(open(rep))
 p = r.get("pipeline", {})
 cpu = go_cpu + jvm_cpu
 print(f"flink local: {rows} rows, {p.get('chunks')} chunks, {p.get('flink_partitions')} partitions on {slots} slots, "
       f"wall {wall} s, {rows/wall:.0f} rows/s, CPU {cpu:.0f} s (Go {go_cpu:.0f}, JVM {jvm_cpu:.0f}) = {cpu/rows*1e6:.1f} CPU-us/row, "
       f"Go peak RSS {go_kb/1e6:.2f} GB (cgroup limit {limit}), JVM peak RSS {jvm_kb/1e6:.2f} GB, spill peak {tmp_kb/1e6:.2f} GB, "
-      f"disk peak {disk_kb/1e6:.2f} GB, JVM disk writes {wrote/rows:.0f} B/row, "
+      f"work directory peak {disk_kb/1e6:.2f} GB (without the input), JVM disk writes {wrote/rows:.0f} B/row, shuffle {shuffle/rows:.0f} B/row, "
       f"Jaccard {r.get('jaccard', 0):.4f}, valid {r.get('valid')}, published {r.get('published')}")
 PY
