@@ -50,7 +50,7 @@ func parquetBytes(m *Matrix) ([]byte, error) {
 
 // readBytes is ReadMatrix on a file holding data, read from memory.
 func readBytes(data []byte, opts ReadOptions) (*Matrix, error) {
-	pf, err := openReader("fuzz.parquet", bytes.NewReader(data), int64(len(data)))
+	pf, err := openReader("fuzz.parquet", bytes.NewReader(data), int64(len(data)), Layout{})
 	if err != nil {
 		return nil, err
 	}

@@ -96,8 +96,11 @@ func holdsRelease(ctx context.Context, dir string) (bool, error) {
 // OpenInput opens path with OpenFile for reading as input: a file that
 // carries the release marker MetaRelease is refused with an error matching
 // ErrReleaseInput.
-func OpenInput(path string) (*File, error) {
-	f, err := OpenFile(path)
+func OpenInput(path string) (*File, error) { return OpenInputAs(path, Layout{}) }
+
+// OpenInputAs is OpenInput with the layout l (OpenFileAs).
+func OpenInputAs(path string, l Layout) (*File, error) {
+	f, err := OpenFileAs(path, l)
 	if err != nil {
 		return nil, err
 	}

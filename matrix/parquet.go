@@ -72,20 +72,27 @@ type File struct {
 	pf   *parquet.File
 	size int64
 
-	userCol, featCol int // leaf column indexes
-	featMaxDef       int // definition level of a present feature id
-	featListDef      int // definition level at which the list is present and non-empty
+	layout           Layout // resolved: shape and columns
+	userCol, featCol int    // leaf column indexes
+	featMaxDef       int    // definition level of a present feature id
+	featListDef      int    // definition level at which the list is present and non-empty
 	featKind         parquet.Kind
 	featSigned       bool
 }
 
-// OpenFile opens a Parquet file (local or a URI, see storage.Open) and
-// checks that it has a string user_id column and an integer-list features
-// column. Remote files are read by ranges: a row group is fetched without
+// OpenFile is OpenFileAs with the default Layout: the shape from the
+// schema, columns user_id and features (list form) or feature (long
+// form).
+func OpenFile(path string) (*File, error) { return OpenFileAs(path, Layout{}) }
+
+// OpenFileAs opens a Parquet file (local or a URI, see storage.Open) and
+// checks that it has the string user column and the integer feature
+// column of l: a list column in list form, a scalar one in long form
+// (l.Shape ShapeAuto takes the form the column has). Remote files are read by ranges: a row group is fetched without
 // the rest of its file. A local path must be a regular file: a named
 // pipe, socket or device is refused before it is opened (opening a FIFO
 // would block until a writer came).
-func OpenFile(path string) (*File, error) {
+func OpenFileAs(path string, l Layout) (*File, error) {
 	if storage.IsLocal(path) {
 		if err := checkRegular(path); err != nil {
 			return nil, err
@@ -99,7 +106,7 @@ func OpenFile(path string) (*File, error) {
 		}
 		return nil, &FileError{Path: path, Row: -1, Err: errors.Unwrap(err)}
 	}
-	pfile, err := openReader(path, f, f.Size())
+	pfile, err := openReader(path, f, f.Size(), l)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -120,15 +127,15 @@ func checkRegular(path string) error {
 	return &FileError{Path: path, Row: -1, Err: pe.Err}
 }
 
-// openReader is OpenFile on the size bytes of r, named path in errors;
+// openReader is OpenFileAs on the size bytes of r, named path in errors;
 // the File's Close does nothing.
-func openReader(path string, r io.ReaderAt, size int64) (*File, error) {
+func openReader(path string, r io.ReaderAt, size int64, l Layout) (*File, error) {
 	pf, err := openParquet(r, size)
 	if err != nil {
 		return nil, &FileError{Path: path, Row: -1, Err: fmt.Errorf("not a readable Parquet file: %v", err)}
 	}
 	pfile := &File{Path: path, pf: pf, size: size}
-	if err := pfile.checkSchema(); err != nil {
+	if err := pfile.checkSchema(l); err != nil {
 		return nil, err
 	}
 	return pfile, nil
@@ -147,43 +154,36 @@ func (pf *File) schemaErr(col, format string, args ...any) error {
 	return &FileError{Path: pf.Path, Row: -1, Column: col, Err: fmt.Errorf(format, args...)}
 }
 
-func (pf *File) checkSchema() error {
-	root := pf.pf.Root()
-	var user, feats *parquet.Column
-	for _, c := range root.Columns() {
-		switch c.Name() {
-		case ColUserID:
-			user = c
-		case ColFeatures:
-			feats = c
-		}
+func (pf *File) checkSchema(l Layout) error {
+	user, feats, err := pf.resolveLayout(l)
+	if err != nil {
+		return err
 	}
-	if user == nil {
-		return pf.schemaErr(ColUserID, "missing column (schema has %s)", columnNames(root))
-	}
-	if feats == nil {
-		return pf.schemaErr(ColFeatures, "missing column (schema has %s)", columnNames(root))
-	}
+	un, fn := pf.layout.User, pf.layout.Feature
 	if !user.Leaf() || user.Type().Kind() != parquet.ByteArray || user.Repeated() {
-		return pf.schemaErr(ColUserID, "wrong type %s, want a string", user.Type())
+		return pf.schemaErr(un, "wrong type %s, want a string", user.Type())
 	}
 	pf.userCol = user.Index()
-	// features: a list (any nesting of groups with exactly one repeated level)
-	// of integer leaves.
+	// features: a list (any nesting of groups with exactly one repeated
+	// level) of integer leaves, or in long form an integer leaf.
+	want := "a LIST of integers"
+	if pf.layout.Shape == ShapeLong {
+		want = "an integer"
+	}
 	leaf := feats
 	for !leaf.Leaf() {
 		cs := leaf.Columns()
 		if len(cs) != 1 {
-			return pf.schemaErr(ColFeatures, "wrong type: want a LIST of integers")
+			return pf.schemaErr(fn, "wrong type: want %s", want)
 		}
 		leaf = cs[0]
 	}
-	if leaf.MaxRepetitionLevel() != 1 {
-		return pf.schemaErr(ColFeatures, "wrong type: want a LIST of integers, got repetition depth %d", leaf.MaxRepetitionLevel())
+	if pf.layout.Shape == ShapeList && leaf.MaxRepetitionLevel() != 1 {
+		return pf.schemaErr(fn, "wrong type: want a LIST of integers, got repetition depth %d", leaf.MaxRepetitionLevel())
 	}
 	k := leaf.Type().Kind()
 	if k != parquet.Int32 && k != parquet.Int64 {
-		return pf.schemaErr(ColFeatures, "wrong element type %s, want INT32 or INT64", leaf.Type())
+		return pf.schemaErr(fn, "wrong %s type %s, want INT32 or INT64", pick(pf.layout.Shape == ShapeLong, "feature", "element"), leaf.Type())
 	}
 	pf.featKind = k
 	pf.featSigned = true
@@ -210,6 +210,14 @@ func (pf *File) checkSchema() error {
 		c = c.Columns()[0]
 	}
 	return nil
+}
+
+// pick is a if cond, else b.
+func pick(cond bool, a, b string) string {
+	if cond {
+		return a
+	}
+	return b
 }
 
 func columnNames(root *parquet.Column) string {
@@ -265,7 +273,9 @@ func (pf *File) RowGroupRows(g int) int64 { return pf.pf.RowGroups()[g].NumRows(
 
 // RowFunc receives one row. The features slice is sorted, free of repeats and
 // reused after the call returns; user is a fresh string of valid UTF-8 (a
-// file holding another user id is refused).
+// file holding another user id is refused). A row of a long-form file
+// holds exactly one feature: the same user may come again on later rows,
+// in this file or others.
 type RowFunc func(user string, features []uint32) error
 
 // ReadRowGroup streams the rows of row group g to fn, in file order.
@@ -292,28 +302,46 @@ func (pf *File) ReadRowGroup(g int, fn RowFunc) (err error) {
 	defer feats.close()
 	var buf []uint32
 	n := rg.NumRows()
+	long := pf.layout.Shape == ShapeLong
 	for i := int64(0); i < n; i++ {
 		row = rowBase + i
 		uv, err := users.next()
 		if err != nil {
-			return &FileError{Path: pf.Path, Row: row, Column: ColUserID, Err: truncErr(err)}
+			return &FileError{Path: pf.Path, Row: row, Column: pf.layout.User, Err: truncErr(err)}
 		}
 		if uv.IsNull() {
-			return &FileError{Path: pf.Path, Row: row, Column: ColUserID, Err: errors.New("null user id")}
+			return &FileError{Path: pf.Path, Row: row, Column: pf.layout.User, Err: errors.New("null user id")}
 		}
 		ub := uv.ByteArray()
 		if !utf8.Valid(ub) {
 			// The id's bytes stay out of the message: it is personal data.
-			return &FileError{Path: pf.Path, Row: row, Column: ColUserID, Err: errors.New("not valid UTF-8")}
+			return &FileError{Path: pf.Path, Row: row, Column: pf.layout.User, Err: errors.New("not valid UTF-8")}
 		}
 		user := string(ub)
 		buf = buf[:0]
+		if long {
+			v, err := feats.next()
+			if err != nil {
+				return &FileError{Path: pf.Path, Row: row, Column: pf.layout.Feature, Err: truncErr(err)}
+			}
+			if v.DefinitionLevel() < pf.featMaxDef {
+				return &FileError{Path: pf.Path, Row: row, Column: pf.layout.Feature, Err: errors.New("null feature")}
+			}
+			id, err := pf.featureID(v)
+			if err != nil {
+				return &FileError{Path: pf.Path, Row: row, Column: pf.layout.Feature, Err: err}
+			}
+			if err := fn(user, append(buf, id)); err != nil {
+				return err
+			}
+			continue
+		}
 		first := true
 		for {
 			if !first {
 				pv, ok, err := feats.peek()
 				if err != nil {
-					return &FileError{Path: pf.Path, Row: row, Column: ColFeatures, Err: truncErr(err)}
+					return &FileError{Path: pf.Path, Row: row, Column: pf.layout.Feature, Err: truncErr(err)}
 				}
 				if !ok || pv.RepetitionLevel() == 0 {
 					break
@@ -321,10 +349,10 @@ func (pf *File) ReadRowGroup(g int, fn RowFunc) (err error) {
 			}
 			v, err := feats.next()
 			if err != nil {
-				return &FileError{Path: pf.Path, Row: row, Column: ColFeatures, Err: truncErr(err)}
+				return &FileError{Path: pf.Path, Row: row, Column: pf.layout.Feature, Err: truncErr(err)}
 			}
 			if first && v.RepetitionLevel() != 0 {
-				return &FileError{Path: pf.Path, Row: row, Column: ColFeatures, Err: errors.New("corrupt repetition levels")}
+				return &FileError{Path: pf.Path, Row: row, Column: pf.layout.Feature, Err: errors.New("corrupt repetition levels")}
 			}
 			first = false
 			d := v.DefinitionLevel()
@@ -332,11 +360,11 @@ func (pf *File) ReadRowGroup(g int, fn RowFunc) (err error) {
 				continue // null or empty list
 			}
 			if d < pf.featMaxDef {
-				return &FileError{Path: pf.Path, Row: row, Column: ColFeatures, Err: errors.New("null feature id")}
+				return &FileError{Path: pf.Path, Row: row, Column: pf.layout.Feature, Err: errors.New("null feature id")}
 			}
 			id, err := pf.featureID(v)
 			if err != nil {
-				return &FileError{Path: pf.Path, Row: row, Column: ColFeatures, Err: err}
+				return &FileError{Path: pf.Path, Row: row, Column: pf.layout.Feature, Err: err}
 			}
 			buf = append(buf, id)
 		}
@@ -500,10 +528,15 @@ func Read(spec string, fn RowFunc) error {
 
 // ReadOptions control ReadMatrix.
 type ReadOptions struct {
-	// Dedupe says what to do with repeated user ids. Optional; default refuse.
+	// Dedupe says what to do with repeated user ids in list form.
+	// Optional; default refuse. In long form a user's rows are merged
+	// whatever it says: that is the form.
 	Dedupe DedupePolicy
 	// AllowEmpty accepts an input with no rows. Optional; default false.
 	AllowEmpty bool
+	// Layout is the input's shape and columns. Optional; default the zero
+	// Layout (shape from the schema, default column names).
+	Layout Layout
 }
 
 // ReadStats describes what ReadMatrix did.
@@ -511,12 +544,45 @@ type ReadStats struct {
 	Files         int
 	MergedRows    int // rows merged away by DedupeUnion
 	DroppedRepeat int // repeated feature ids dropped inside rows
+	// Layout is the input's resolved layout, the same for every file.
+	Layout Layout
+	// Pairs is the number of rows of a long-form input, repeats included;
+	// 0 in list form.
+	Pairs int64
+	// DroppedPairs is the number of repeated (user, feature) rows of a
+	// long-form input, dropped.
+	DroppedPairs int64
+}
+
+// InspectFiles opens every file of files with OpenInputAs(l) and checks
+// that they share one layout (Agree), which it returns with the rows and
+// feature values their footers count. It reads footers only.
+func InspectFiles(files []string, l Layout) (lay Layout, rows, values int64, err error) {
+	for i, p := range files {
+		pf, err := OpenInputAs(p, l)
+		if err != nil {
+			return lay, 0, 0, err
+		}
+		if i == 0 {
+			lay = pf.Layout()
+		} else if err := Agree(p, pf.Layout(), files[0], lay); err != nil {
+			pf.Close()
+			return lay, 0, 0, err
+		}
+		rows += pf.NumRows()
+		values += pf.FeatureValues()
+		pf.Close()
+	}
+	return lay, rows, values, nil
 }
 
 // ReadMatrix reads every row of the input spec (see ListFiles; every file
-// is opened with OpenInput) into memory. A repeated user id is a
+// is opened with OpenInputAs(opts.Layout), and all must share one
+// layout) into memory. In list form a repeated user id is a
 // *DuplicateUserError naming the files and rows of both occurrences,
-// unless opts.Dedupe merges them.
+// unless opts.Dedupe merges them. In long form the rows of each user are
+// gathered into one row, users in the order of their first rows, and
+// repeated pairs dropped.
 func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
 	var st ReadStats
 	files, err := ListFiles(spec)
@@ -524,19 +590,34 @@ func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
 		return nil, st, err
 	}
 	st.Files = len(files)
+	if st.Layout, _, _, err = InspectFiles(files, opts.Layout); err != nil {
+		return nil, st, err
+	}
 	m := New(0, 0)
 	src := &rowSources{}
+	var g *grouper
+	if st.Layout.Shape == ShapeLong {
+		g = newGrouper()
+	}
 	for _, p := range files {
-		pf, err := OpenInput(p)
+		pf, err := OpenInputAs(p, st.Layout)
 		if err != nil {
 			return nil, st, err
 		}
-		src.add(p, m.NumRows())
-		err = pf.appendTo(m)
+		if g != nil {
+			err = pf.ReadAll(g.add)
+		} else {
+			src.add(p, m.NumRows())
+			err = pf.appendTo(m)
+		}
 		pf.Close()
 		if err != nil {
 			return nil, st, err
 		}
+	}
+	if g != nil {
+		m, st.Pairs, st.DroppedPairs = g.matrix()
+		src = nil
 	}
 	return finishRead(spec, m, src, opts, st)
 }

@@ -27,10 +27,10 @@ type autoChoices struct {
 	Evidence   *smoothanonpb.ChunkKeyAuto // for the run report; nil when nothing was sampled
 }
 
-// resolveAuto makes the automatic choices of p from one sample of files
+// resolveAuto makes the automatic choices of p from one sample of in's files
 // (transforms.ChooseKey): transforms.KeyAuto in p.Key becomes the key
 // ChooseKey picks, and AutoStart becomes a Start (see Params.AutoStart).
-func resolveAuto(p *Params, files []string) (autoChoices, error) {
+func resolveAuto(p *Params, in Input) (autoChoices, error) {
 	if p.AutoStart && p.Solver.Variant != solver.Improved {
 		p.Solver.Start, p.AutoStart = solver.StartBoth, false // the paper's variant has one start
 	}
@@ -38,7 +38,7 @@ func resolveAuto(p *Params, files []string) (autoChoices, error) {
 	if !a.Key && !a.Start {
 		return a, nil // nothing the sample could change: no read
 	}
-	c, err := transforms.ChooseKey(slices.Sorted(slices.Values(files)), p.Solver.Seed)
+	c, err := transforms.ChooseKey(slices.Sorted(slices.Values(in.Files)), in.layout(), p.Solver.Seed)
 	if err != nil {
 		return a, err
 	}

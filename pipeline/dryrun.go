@@ -31,11 +31,11 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 		// The printed graph must not carry the release's key.
 		p.PseudonymKey = &pseudonym.Placeholder
 	}
-	in, err := Inspect(p.Input)
+	in, err := Inspect(p.Input, p.Layout)
 	if err != nil {
 		return &InputError{err}
 	}
-	auto, err := resolveAuto(&p, in.Files)
+	auto, err := resolveAuto(&p, in)
 	if err != nil {
 		return &InputError{err}
 	}
@@ -79,8 +79,8 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 		names = append(names, t.GetUniqueName())
 	}
 	sort.Strings(names)
-	fmt.Fprintf(w, "# dry run: %d input files, %d rows, ~%d chunks, %s, %d transforms, runner %s\n",
-		len(in.Files), in.Rows, max(1, in.Rows/p.ChunkSize), plan, len(names), p.Runner)
+	fmt.Fprintf(w, "# dry run: %d input files, %d rows, ~%d chunks, %s, %d transforms, runner %s, input %s\n",
+		len(in.Files), in.Rows, max(1, in.Rows/p.ChunkSize), plan, len(names), p.Runner, in.layout())
 	_, err = io.WriteString(w, prototext.Format(model))
 	return err
 }

@@ -18,8 +18,8 @@ var errFound = errors.New("found")
 // locateDuplicates turns the repeated user ids a job found (as it saw
 // them: pseudonyms under key, or the ids) into an error naming the input
 // file and row of the first one's two occurrences, without the id. It
-// reads the input again, on this failure path only.
-func locateDuplicates(ctx context.Context, staging string, files []string, key *pseudonym.Key) error {
+// reads the input again (its files, of layout lay), on this failure path only.
+func locateDuplicates(ctx context.Context, staging string, files []string, lay matrix.Layout, key *pseudonym.Key) error {
 	generic := errors.New("the input repeats user ids (merge repeated ids before anonymizing, e.g. with smoothanon import --dedupe union)")
 	b, err := storage.ReadFile(ctx, transforms.StagedDuplicates(staging))
 	var ids []string
@@ -41,7 +41,7 @@ func locateDuplicates(ctx context.Context, staging string, files []string, key *
 	seen := map[string]place{}
 	var found error
 	for _, f := range files {
-		pf, err := matrix.OpenFile(f)
+		pf, err := matrix.OpenFileAs(f, lay)
 		if err != nil {
 			return generic
 		}

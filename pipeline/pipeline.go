@@ -41,6 +41,11 @@ const DefaultPoolShare = 0.4
 type Params struct {
 	// Input is a Parquet file, directory, glob or comma list (matrix.ListFiles). Required.
 	Input string
+	// Layout is the input's shape and columns (matrix.Layout); every file
+	// must have the same. Optional; default the zero Layout: the shape
+	// from the schema, columns user_id and features or feature. Run takes
+	// list form only: a long-form input is refused before the job starts.
+	Layout matrix.Layout
 	// Output is the release directory, local or a gs:// or s3:// URI.
 	// Required; must not exist or be empty unless Overwrite.
 	Output string
@@ -201,25 +206,36 @@ type Input struct {
 	// FeatureValues bounds the entries of all files from above
 	// (matrix.File.FeatureValues).
 	FeatureValues int64
+	// Layout is the files' resolved layout (matrix.InspectFiles); the zero
+	// Layout stands for list form with the default columns.
+	Layout matrix.Layout
 }
 
-// Inspect lists the input files, checks that each opens with the right
-// schema and is not a release (matrix.OpenInput), and returns them with
-// the counts from their footers.
-func Inspect(spec string) (Input, error) {
+// layout is in.Layout, the zero Layout resolved to list form with the
+// default columns.
+func (in Input) layout() matrix.Layout {
+	if in.Layout == (matrix.Layout{}) {
+		return matrix.Layout{Shape: matrix.ShapeList, User: matrix.ColUserID, Feature: matrix.ColFeatures}
+	}
+	return in.Layout
+}
+
+// Inspect lists the input files, checks that each opens with the
+// columns of l and is not a release (matrix.OpenInputAs), that all share
+// one layout, and returns them with that layout and the counts from
+// their footers. A long-form input is refused: the pipeline reads list
+// form.
+func Inspect(spec string, l matrix.Layout) (Input, error) {
 	files, err := matrix.ListFiles(spec)
 	if err != nil {
 		return Input{}, err
 	}
 	in := Input{Files: files}
-	for _, path := range files {
-		f, err := matrix.OpenInput(path)
-		if err != nil {
-			return Input{}, err
-		}
-		in.Rows += f.NumRows()
-		in.FeatureValues += f.FeatureValues()
-		f.Close()
+	if in.Layout, in.Rows, in.FeatureValues, err = matrix.InspectFiles(files, l); err != nil {
+		return Input{}, err
+	}
+	if in.Layout.Shape == matrix.ShapeLong {
+		return Input{}, fmt.Errorf("%s: long form (%s, %s): run reads list form only (one row per user; solve takes long form)", files[0], in.Layout.User, in.Layout.Feature)
 	}
 	return in, nil
 }
@@ -245,7 +261,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	files := append([]string(nil), in.Files...)
 	sort.Strings(files)
 	pl, s := beam.NewPipelineWithRoot()
-	rows := transforms.Read(s, files)
+	rows := transforms.Read(s, files, transforms.ReadParams{Layout: in.layout()})
 	md := release.FileMetadata(p.PseudonymKey)
 	if p.PseudonymKey != nil {
 		rows = transforms.Pseudonymize(s, rows, transforms.PseudonymizeParams{Key: *p.PseudonymKey})
@@ -326,7 +342,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 		return nil, &InputError{err}
 	}
 	p.Output = out
-	in, err := Inspect(p.Input)
+	in, err := Inspect(p.Input, p.Layout)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -366,7 +382,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 // the runner's error.
 func runJob(lc *release.Run, p Params, in Input, h hooks, res *Result) (*smoothanonpb.RunReport, error) {
 	ctx := lc.Context()
-	auto, err := resolveAuto(&p, in.Files)
+	auto, err := resolveAuto(&p, in)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -422,15 +438,16 @@ func runJob(lc *release.Run, p Params, in Input, h hooks, res *Result) (*smootha
 	if err != nil {
 		return nil, fmt.Errorf("pipeline finished without a report: %w", err)
 	}
-	describeRun(rep, p, auto, secs, res)
+	describeRun(rep, p, in, auto, secs, res)
 	if rep.DuplicateUsers > 0 {
-		return rep, &InputError{locateDuplicates(ctx, lc.Staging(), in.Files, p.PseudonymKey)}
+		return rep, &InputError{locateDuplicates(ctx, lc.Staging(), in.Files, in.layout(), p.PseudonymKey)}
 	}
 	return rep, nil
 }
 
 // describeRun adds what the launcher knows of the run to the job's report.
-func describeRun(rep *smoothanonpb.RunReport, p Params, auto autoChoices, secs float64, res *Result) {
+func describeRun(rep *smoothanonpb.RunReport, p Params, in Input, auto autoChoices, secs float64, res *Result) {
+	rep.Input = release.DescribeInput(matrix.ReadStats{Layout: in.layout()})
 	if rep.Pipeline == nil {
 		rep.Pipeline = &smoothanonpb.PipelineInfo{}
 	}

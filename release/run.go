@@ -604,3 +604,9 @@ func MakeTempDir() (string, func(), error) {
 	}
 	return dir, func() { lock.Release(); os.RemoveAll(dir) }, nil
 }
+
+// DescribeInput is the report's account of how an input was read.
+func DescribeInput(st matrix.ReadStats) *smoothanonpb.InputInfo {
+	return &smoothanonpb.InputInfo{Shape: st.Layout.Shape.String(), UserColumn: st.Layout.User, FeatureColumn: st.Layout.Feature,
+		Pairs: st.Pairs, RepeatedPairs: st.DroppedPairs}
+}

@@ -56,11 +56,11 @@ type KeyChoice struct {
 }
 
 // ChooseKey reads a sample of the rows of files (sorted Parquet paths, as
-// the pipeline reads them) and picks the chunk key for them (see
-// KeyAuto). The choice depends only on the files and the seed, so every
-// runner builds the same pipeline.
-func ChooseKey(files []string, seed int64) (KeyChoice, error) {
-	rows, err := sampleRows(files, autoSampleRows, autoSampleSlots)
+// the pipeline reads them, of the list-form layout lay) and picks the
+// chunk key for them (see KeyAuto). The choice depends only on the files
+// and the seed, so every runner builds the same pipeline.
+func ChooseKey(files []string, lay matrix.Layout, seed int64) (KeyChoice, error) {
+	rows, err := sampleRows(files, lay, autoSampleRows, autoSampleSlots)
 	if err != nil {
 		return KeyChoice{}, fmt.Errorf("chunk key auto: %w", err)
 	}
@@ -84,12 +84,12 @@ var errSampleFull = errors.New("sample full")
 // of row groups; every range gives an equal share, read from its first
 // row group on until the share is full or the range ends. (A file of one
 // row group is one range: its first rows stand for it.)
-func sampleRows(files []string, maxRows, slots int) ([][]uint32, error) {
+func sampleRows(files []string, lay matrix.Layout, maxRows, slots int) ([][]uint32, error) {
 	nf := min(slots, len(files))
 	var rows [][]uint32
 	for j := 0; j < nf; j++ {
 		var err error
-		if rows, err = sampleFile(rows, files[j*len(files)/nf], (slots+nf-1)/nf, maxRows/nf); err != nil {
+		if rows, err = sampleFile(rows, files[j*len(files)/nf], lay, (slots+nf-1)/nf, maxRows/nf); err != nil {
 			return nil, err
 		}
 	}
@@ -98,8 +98,8 @@ func sampleRows(files []string, maxRows, slots int) ([][]uint32, error) {
 
 // sampleFile appends to rows up to quota non-empty rows of path, in equal
 // shares from up to ranges equal ranges of its row groups.
-func sampleFile(rows [][]uint32, path string, ranges, quota int) ([][]uint32, error) {
-	f, err := matrix.OpenFile(path)
+func sampleFile(rows [][]uint32, path string, lay matrix.Layout, ranges, quota int) ([][]uint32, error) {
+	f, err := matrix.OpenFileAs(path, lay)
 	if err != nil {
 		return nil, err
 	}

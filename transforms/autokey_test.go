@@ -120,7 +120,7 @@ func TestSampleRows(t *testing.T) {
 		m.Append(fmt.Sprintf("u%05d", i), f)
 	}
 	one := writeFiles(t, t.TempDir(), m, 1, 100)
-	rows, err := sampleRows(one, 80, 8)
+	rows, err := sampleRows(one, matrix.Layout{}, 80, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestSampleRows(t *testing.T) {
 	// 20 files of 200 rows: files j·20/8, two 100-row groups each, one
 	// slot per file: 90 rows of its first group, then 10 of its second.
 	many := writeFiles(t, t.TempDir(), m, 20, 100)
-	rows, err = sampleRows(many, 800, 8)
+	rows, err = sampleRows(many, matrix.Layout{}, 800, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestSampleRows(t *testing.T) {
 		t.Errorf("20 files: rows per row group %v, want %v", got, want)
 	}
 
-	if _, err := sampleRows([]string{filepath.Join(t.TempDir(), "missing.parquet")}, 80, 8); err == nil || !strings.Contains(err.Error(), "missing.parquet") {
+	if _, err := sampleRows([]string{filepath.Join(t.TempDir(), "missing.parquet")}, matrix.Layout{}, 80, 8); err == nil || !strings.Contains(err.Error(), "missing.parquet") {
 		t.Errorf("missing file: err %v, want it to name the file", err)
 	}
 }
@@ -171,11 +171,11 @@ func TestChooseKey(t *testing.T) {
 		{"too few rows", userLists(t, 500), KeySpectral},
 	} {
 		files := writeFiles(t, t.TempDir(), c.m, 3, 1000)
-		got, err := ChooseKey(files, 5)
+		got, err := ChooseKey(files, matrix.Layout{}, 5)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, _ := ChooseKey(files, 5)
+		again, _ := ChooseKey(files, matrix.Layout{}, 5)
 		if got.Key != c.want || got != again || got.SampleRows <= 0 || got.SampleRows > autoSampleRows {
 			t.Errorf("%s: ChooseKey = %+v then %+v, want key %v", c.name, got, again, c.want)
 		}

@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -15,7 +16,7 @@ var (
 )
 
 func init() {
-	register.Function2x1(expandRowGroups)
+	register.DoFn2x1[string, func(RowGroup), error](&expandRowGroupsFn{})
 	register.Emitter1[RowGroup]()
 	register.DoFn3x1[context.Context, RowGroup, func(matrix.Matrix), error](&readRowGroupFn{})
 	register.Emitter1[matrix.Matrix]()
@@ -30,16 +31,31 @@ func init() {
 // matrix.File.ReadRowGroup, so no file is ever held in memory whole.
 // Beam's parquetio is not used: it reads whole files. A file that cannot
 // be read fails the job with a one-line input error (JobInputError).
-func Read(s beam.Scope, files []string) beam.PCollection {
+//
+// Every file is opened with ReadParams.Layout, which must be list form:
+// a long-form input's rows are pairs, not users.
+func Read(s beam.Scope, files []string, p ReadParams) beam.PCollection {
 	s = s.Scope("Read")
-	groups := beam.ParDo(s, expandRowGroups, beam.CreateList(s, files))
+	if p.Layout.Shape != matrix.ShapeList {
+		panic(fmt.Sprintf("transforms.Read: layout %v, want list form", p.Layout))
+	}
+	groups := beam.ParDo(s, &expandRowGroupsFn{Layout: p.Layout}, beam.CreateList(s, files))
 	groups = beam.Reshuffle(s, groups)
-	return beam.ParDo(s, &readRowGroupFn{}, groups)
+	return beam.ParDo(s, &readRowGroupFn{Layout: p.Layout}, groups)
 }
 
-// expandRowGroups emits one RowGroup per row group of file.
-func expandRowGroups(file string, emit func(RowGroup)) error {
-	f, err := matrix.OpenFile(file)
+// ReadParams configure Read.
+type ReadParams struct {
+	// Layout is the input's layout as matrix.InspectFiles resolved it:
+	// its shape (not matrix.ShapeAuto) and both column names. Required.
+	Layout matrix.Layout
+}
+
+// expandRowGroupsFn emits one RowGroup per row group of a file.
+type expandRowGroupsFn struct{ Layout matrix.Layout }
+
+func (fn *expandRowGroupsFn) ProcessElement(file string, emit func(RowGroup)) error {
+	f, err := matrix.OpenFileAs(file, fn.Layout)
 	if err != nil {
 		return markJobError(err)
 	}
@@ -50,10 +66,10 @@ func expandRowGroups(file string, emit func(RowGroup)) error {
 	return nil
 }
 
-type readRowGroupFn struct{}
+type readRowGroupFn struct{ Layout matrix.Layout }
 
 func (fn *readRowGroupFn) ProcessElement(ctx context.Context, g RowGroup, emit func(matrix.Matrix)) error {
-	f, err := matrix.OpenFile(g.File)
+	f, err := matrix.OpenFileAs(g.File, fn.Layout)
 	if err != nil {
 		return markJobError(err)
 	}

@@ -62,6 +62,7 @@ type fileFlags struct {
 	input, output, metricsOut *string
 	overwrite, quiet          *bool
 	dedupe                    *matrix.DedupePolicy
+	layout                    *matrix.Layout
 	timeout                   *time.Duration
 	ids                       *userIDFlags
 	gate                      *gateFlags
@@ -76,7 +77,8 @@ func addFileFlags(fs *groupedFlags, quietUsage string) *fileFlags {
 		overwrite:  fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced"),
 		metricsOut: fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout"),
 		quiet:      fs.Bool("quiet", false, quietUsage),
-		dedupe:     dedupeFlag(fs.FlagSet, "repeated user ids in the input: refuse or union"),
+		dedupe:     dedupeFlag(fs.FlagSet, "repeated user ids in the input (list form): refuse or union"),
+		layout:     layoutFlags(fs.FlagSet),
 		timeout:    connectTimeoutFlag(fs.FlagSet),
 	}
 }
@@ -139,16 +141,21 @@ func (f *fileFlags) release(cmd string, stdout, stderr io.Writer, solve func(ctx
 	return r, exitFor(err, 2)
 }
 
-// work reads and pseudonymizes the input, then solves it.
+// work reads and pseudonymizes the input, then solves it; the report
+// says how the input was read.
 func (f *fileFlags) work(ctx context.Context, key *pseudonym.Key, solve func(context.Context, *matrix.Matrix) (release.Outcome, error)) (release.Outcome, error) {
-	in, _, err := matrix.ReadMatrix(*f.input, matrix.ReadOptions{Dedupe: *f.dedupe})
+	in, st, err := matrix.ReadMatrix(*f.input, matrix.ReadOptions{Dedupe: *f.dedupe, Layout: *f.layout})
 	if err != nil {
 		return release.Outcome{}, inputErr(err)
 	}
 	if in, err = pseudonymize(in, key); err != nil {
 		return release.Outcome{}, inputErr(fmt.Errorf("%s: %w", *f.input, err))
 	}
-	return solve(ctx, in)
+	o, err := solve(ctx, in)
+	if o.Report != nil {
+		o.Report.Input = release.DescribeInput(st)
+	}
+	return o, err
 }
 
 // warnUserIDs says on stderr what a release's user ids let an attacker

@@ -24,6 +24,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	mode := modeFlag(fs)
 	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union (as given to the anonymizer); repeats in the release are always reported")
 	ids := addUserIDFlags(fs, false)
+	layout := layoutFlags(fs)
 	timeout := connectTimeoutFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -43,7 +44,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		return usageErr("%v", err)
 	}
 
-	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe, AllowEmpty: true})
+	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe, AllowEmpty: true, Layout: *layout})
 	if err != nil {
 		return inputErr(err)
 	}

@@ -733,7 +733,9 @@ type RunReport struct {
 	KeyFingerprint string `protobuf:"bytes,34,opt,name=key_fingerprint,json=keyFingerprint,proto3" json:"key_fingerprint,omitempty"`
 	// The quality gate the release was held to (--min_jaccard and the
 	// others); unset when the run had none.
-	QualityGate   *QualityGate  `protobuf:"bytes,35,opt,name=quality_gate,json=qualityGate,proto3" json:"quality_gate,omitempty"`
+	QualityGate *QualityGate `protobuf:"bytes,35,opt,name=quality_gate,json=qualityGate,proto3" json:"quality_gate,omitempty"`
+	// How the input was read: its shape and columns.
+	Input         *InputInfo    `protobuf:"bytes,40,opt,name=input,proto3" json:"input,omitempty"`
 	Solve         *SolveInfo    `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
 	Pipeline      *PipelineInfo `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
 	Baseline      *BaselineInfo `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
@@ -995,6 +997,13 @@ func (x *RunReport) GetQualityGate() *QualityGate {
 	return nil
 }
 
+func (x *RunReport) GetInput() *InputInfo {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
 func (x *RunReport) GetSolve() *SolveInfo {
 	if x != nil {
 		return x.Solve
@@ -1125,6 +1134,84 @@ func (x *QualityGate) GetMissed() []string {
 	return nil
 }
 
+// InputInfo says how an input was read (--input_shape, --user_column,
+// --feature_column as resolved from the files' schema).
+type InputInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shape         string                 `protobuf:"bytes,1,opt,name=shape,proto3" json:"shape,omitempty"` // "list" (one row per user) or "long" (one row per user-feature pair)
+	UserColumn    string                 `protobuf:"bytes,2,opt,name=user_column,json=userColumn,proto3" json:"user_column,omitempty"`
+	FeatureColumn string                 `protobuf:"bytes,3,opt,name=feature_column,json=featureColumn,proto3" json:"feature_column,omitempty"`
+	Pairs         int64                  `protobuf:"varint,4,opt,name=pairs,proto3" json:"pairs,omitempty"`                                      // long form: the rows read, repeats included
+	RepeatedPairs int64                  `protobuf:"varint,5,opt,name=repeated_pairs,json=repeatedPairs,proto3" json:"repeated_pairs,omitempty"` // long form: repeated (user, feature) rows dropped
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InputInfo) Reset() {
+	*x = InputInfo{}
+	mi := &file_proto_smoothanon_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InputInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InputInfo) ProtoMessage() {}
+
+func (x *InputInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InputInfo.ProtoReflect.Descriptor instead.
+func (*InputInfo) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *InputInfo) GetShape() string {
+	if x != nil {
+		return x.Shape
+	}
+	return ""
+}
+
+func (x *InputInfo) GetUserColumn() string {
+	if x != nil {
+		return x.UserColumn
+	}
+	return ""
+}
+
+func (x *InputInfo) GetFeatureColumn() string {
+	if x != nil {
+		return x.FeatureColumn
+	}
+	return ""
+}
+
+func (x *InputInfo) GetPairs() int64 {
+	if x != nil {
+		return x.Pairs
+	}
+	return 0
+}
+
+func (x *InputInfo) GetRepeatedPairs() int64 {
+	if x != nil {
+		return x.RepeatedPairs
+	}
+	return 0
+}
+
 var File_proto_smoothanon_proto protoreflect.FileDescriptor
 
 const file_proto_smoothanon_proto_rawDesc = "" +
@@ -1198,7 +1285,8 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"partitions\x18\a \x01(\x03R\n" +
 	"partitions\x12B\n" +
 	"\x0epartition_size\x18\b \x01(\v2\x1b.smoothanon.v1.DistributionR\rpartitionSize\x12\x18\n" +
-	"\aseconds\x18\t \x01(\x01R\aseconds\"\xd3\t\n" +
+	"\aseconds\x18\t \x01(\x01R\aseconds\"\x83\n" +
+	"\n" +
 	"\tRunReport\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\f\n" +
 	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x12\n" +
@@ -1239,6 +1327,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x06output\x18! \x01(\tR\x06output\x12'\n" +
 	"\x0fkey_fingerprint\x18\" \x01(\tR\x0ekeyFingerprint\x12=\n" +
 	"\fquality_gate\x18# \x01(\v2\x1a.smoothanon.v1.QualityGateR\vqualityGate\x12.\n" +
+	"\x05input\x18( \x01(\v2\x18.smoothanon.v1.InputInfoR\x05input\x12.\n" +
 	"\x05solve\x18\x1e \x01(\v2\x18.smoothanon.v1.SolveInfoR\x05solve\x127\n" +
 	"\bpipeline\x18\x1f \x01(\v2\x1b.smoothanon.v1.PipelineInfoR\bpipeline\x127\n" +
 	"\bbaseline\x18  \x01(\v2\x1b.smoothanon.v1.BaselineInfoR\bbaseline\"\xf7\x02\n" +
@@ -1257,7 +1346,14 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x0f_max_suppressedB\x0e\n" +
 	"\f_max_createdB\f\n" +
 	"\n" +
-	"_max_driftB5Z3github.com/smoothanon/smoothanon/proto/smoothanonpbb\x06proto3"
+	"_max_drift\"\xa6\x01\n" +
+	"\tInputInfo\x12\x14\n" +
+	"\x05shape\x18\x01 \x01(\tR\x05shape\x12\x1f\n" +
+	"\vuser_column\x18\x02 \x01(\tR\n" +
+	"userColumn\x12%\n" +
+	"\x0efeature_column\x18\x03 \x01(\tR\rfeatureColumn\x12\x14\n" +
+	"\x05pairs\x18\x04 \x01(\x03R\x05pairs\x12%\n" +
+	"\x0erepeated_pairs\x18\x05 \x01(\x03R\rrepeatedPairsB5Z3github.com/smoothanon/smoothanon/proto/smoothanonpbb\x06proto3"
 
 var (
 	file_proto_smoothanon_proto_rawDescOnce sync.Once
@@ -1271,7 +1367,7 @@ func file_proto_smoothanon_proto_rawDescGZIP() []byte {
 	return file_proto_smoothanon_proto_rawDescData
 }
 
-var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_proto_smoothanon_proto_goTypes = []any{
 	(*Row)(nil),          // 0: smoothanon.v1.Row
 	(*Distribution)(nil), // 1: smoothanon.v1.Distribution
@@ -1282,28 +1378,30 @@ var file_proto_smoothanon_proto_goTypes = []any{
 	(*BaselineInfo)(nil), // 6: smoothanon.v1.BaselineInfo
 	(*RunReport)(nil),    // 7: smoothanon.v1.RunReport
 	(*QualityGate)(nil),  // 8: smoothanon.v1.QualityGate
-	nil,                  // 9: smoothanon.v1.PipelineInfo.CountersEntry
-	nil,                  // 10: smoothanon.v1.PipelineInfo.DistributionsEntry
+	(*InputInfo)(nil),    // 9: smoothanon.v1.InputInfo
+	nil,                  // 10: smoothanon.v1.PipelineInfo.CountersEntry
+	nil,                  // 11: smoothanon.v1.PipelineInfo.DistributionsEntry
 }
 var file_proto_smoothanon_proto_depIdxs = []int32{
 	1,  // 0: smoothanon.v1.SolveInfo.cluster_size:type_name -> smoothanon.v1.Distribution
 	1,  // 1: smoothanon.v1.PipelineInfo.chunk_rows:type_name -> smoothanon.v1.Distribution
-	9,  // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
-	10, // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
+	10, // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
+	11, // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
 	5,  // 4: smoothanon.v1.PipelineInfo.chunk_key_auto:type_name -> smoothanon.v1.ChunkKeyAuto
 	4,  // 5: smoothanon.v1.PipelineInfo.pool:type_name -> smoothanon.v1.PoolInfo
 	1,  // 6: smoothanon.v1.BaselineInfo.partition_size:type_name -> smoothanon.v1.Distribution
 	1,  // 7: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
 	8,  // 8: smoothanon.v1.RunReport.quality_gate:type_name -> smoothanon.v1.QualityGate
-	2,  // 9: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
-	3,  // 10: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
-	6,  // 11: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
-	1,  // 12: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	9,  // 9: smoothanon.v1.RunReport.input:type_name -> smoothanon.v1.InputInfo
+	2,  // 10: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
+	3,  // 11: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
+	6,  // 12: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
+	1,  // 13: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_proto_smoothanon_proto_init() }
@@ -1318,7 +1416,7 @@ func file_proto_smoothanon_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_smoothanon_proto_rawDesc), len(file_proto_smoothanon_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
