@@ -156,13 +156,33 @@ func runFlink(ctx context.Context, p *beam.Pipeline, partitions int) (beam.Pipel
 	if err != nil {
 		return nil, err
 	}
-	waitErr := runnerlib.WaitForCompletion(ctx, client, jobID)
+	waitErr := waitJob(ctx, client, jobID)
 	res := &flinkResult{jobID: jobID}
 	if m, err := client.GetJobMetrics(ctx, &jobpb.GetJobMetricsRequest{JobId: jobID}); err == nil {
 		st := m.GetMetrics()
 		res.metrics = metricsx.FromMonitoringInfos(pipe, st.GetAttempted(), st.GetCommitted())
 	}
 	return res, waitErr
+}
+
+// waitJob waits for the job to end, as Beam's runner does, and cancels
+// it on the job service when ctx ends first (a signal, a lost lease), so
+// that a cluster's workers stop writing into a staging directory the
+// launcher is about to remove; Beam's runner leaves the job running.
+func waitJob(ctx context.Context, client jobpb.JobServiceClient, jobID string) error {
+	cancelled := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(cancelled)
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		client.Cancel(cctx, &jobpb.CancelJobRequest{JobId: jobID})
+	})
+	defer func() {
+		if !stop() {
+			<-cancelled // the connection closes after the request
+		}
+	}()
+	return runnerlib.WaitForCompletion(ctx, client, jobID)
 }
 
 // flinkResult is a finished job's id and metrics.

@@ -128,3 +128,55 @@ func TestFlinkPartitionsInWaves(t *testing.T) {
 	endpoint := startFlinkJobServer(t, miniClusterLaunch(t, launch), f.dir, marker)
 	f.check(t, "flink", endpoint)
 }
+
+// waitClient is a job service whose message stream ends only with its
+// context, and which records the jobs it was asked to cancel.
+type waitClient struct {
+	jobpb.JobServiceClient
+	cancelled chan string
+}
+
+type blockedStream struct {
+	grpc.ClientStream
+	ctx context.Context
+}
+
+func (s blockedStream) Recv() (*jobpb.JobMessagesResponse, error) {
+	<-s.ctx.Done()
+	return nil, s.ctx.Err()
+}
+
+func (c waitClient) GetMessageStream(ctx context.Context, _ *jobpb.JobMessagesRequest, _ ...grpc.CallOption) (jobpb.JobService_GetMessageStreamClient, error) {
+	return blockedStream{ctx: ctx}, nil
+}
+
+func (c waitClient) Cancel(_ context.Context, req *jobpb.CancelJobRequest, _ ...grpc.CallOption) (*jobpb.CancelJobResponse, error) {
+	c.cancelled <- req.JobId
+	return &jobpb.CancelJobResponse{}, nil
+}
+
+func TestWaitJobCancelsOnContextEnd(t *testing.T) {
+	c := waitClient{cancelled: make(chan string, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- waitJob(ctx, c, "job-1") }()
+	select {
+	case <-done:
+		t.Fatal("waitJob returned before its context ended")
+	case <-c.cancelled:
+		t.Fatal("the job was cancelled before its context ended")
+	default:
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("waitJob: nil error after its context ended")
+	}
+	select {
+	case id := <-c.cancelled:
+		if id != "job-1" {
+			t.Errorf("cancelled %q, want job-1", id)
+		}
+	default:
+		t.Fatal("waitJob returned without cancelling the job")
+	}
+}
