@@ -43,6 +43,10 @@
 //     ([transforms.Pool]).
 //   - Verify: the whole release checked for k-anonymity (and, smooth,
 //     the majority rule), and its utility counted ([transforms.Verify]).
+//   - Accounting: every feature's input entries, release entries,
+//     suppressed and created entries, combined by blocks of feature ids
+//     and summarized for the report; with Params.FeatureTable, the full
+//     table written into the staging directory ([transforms.Accounting]).
 //   - Write: the released rows as sharded Parquet files in the staging
 //     directory ([transforms.Write]).
 //   - CountRows: the rows read, for the report ([transforms.CountRows]).

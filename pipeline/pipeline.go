@@ -123,6 +123,10 @@ type Params struct {
 	// Gate is the quality gate a valid release must meet to be published
 	// (release.Plan.Gate). Optional; the zero Gate checks nothing.
 	Gate release.Gate
+	// FeatureTable is where the full per-feature table goes once the
+	// release is published (release.Plan.FeatureTable); the job stages it
+	// (transforms.Accounting). Optional; "" writes none.
+	FeatureTable string
 	// Stderr receives the run's notes (leftovers removed, keys saved).
 	// Optional; default none.
 	Stderr io.Writer
@@ -282,12 +286,17 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 		out = h.tamper(s, out)
 	}
 	verified := transforms.Verify(s, out, transforms.VerifyParams{K: k, Mode: mode})
+	var table string
+	if p.FeatureTable != "" {
+		table = release.StagedFeatureTable(staging)
+	}
+	accounted := transforms.Accounting(s, out, transforms.AccountingParams{Table: table})
 	written := transforms.Write(s, out, transforms.WriteParams{Dir: release.StagedShards(staging), Shards: p.Shards, Metadata: md,
 		RunRows: h.runRows, Rows: in.Rows, MaxEntries: maxEntriesOut(in.FeatureValues, mode)})
 	if h.afterWrite != nil {
 		written = h.afterWrite(s, written)
 	}
-	stats = append(stats, verified, written, transforms.CountRows(s, rows))
+	stats = append(stats, verified, accounted, written, transforms.CountRows(s, rows))
 	all := transforms.CombineStats(s, stats, chunkStats)
 	transforms.Report(s, all, transforms.ReportParams{Staging: staging, K: k, Mode: mode, ChunkSize: p.ChunkSize,
 		InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md})
@@ -355,7 +364,8 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 		}
 	}
 	lc, err := release.Begin(ctx, release.Plan{InputSpec: p.Input, InputFiles: in.Files, InputRows: in.Rows, Output: out, Dir: true, RunID: p.RunID,
-		Overwrite: p.Overwrite, Report: p.Report, Stdout: p.Stdout, KeyOut: p.KeyOut, Date: p.Date, Gate: p.Gate}, p.Stderr)
+		Overwrite: p.Overwrite, Report: p.Report, Stdout: p.Stdout, KeyOut: p.KeyOut, Date: p.Date, Gate: p.Gate,
+		FeatureTable: p.FeatureTable}, p.Stderr)
 	var ap *release.AlreadyPublishedError
 	switch {
 	case errors.As(err, &ap):

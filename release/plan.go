@@ -50,6 +50,15 @@ type Plan struct {
 	// Gate is the quality gate a valid release must meet to be
 	// published. Optional; the zero Gate checks nothing.
 	Gate Gate
+	// FeatureTable is where the full per-feature table goes
+	// (verify.WriteFeatureTable: CSV, one line per feature): a file or an
+	// object, written atomically once the release is published, never
+	// when the run publishes nothing. It counts what the input's users
+	// held, so it is checked like every other output: literal, distinct,
+	// outside the release and the input, and an existing file is
+	// replaced only if it is a feature table and Overwrite is set.
+	// Optional; "" writes none.
+	FeatureTable string
 }
 
 // PlanError is a plan refused before any work: bad names, outputs that
@@ -89,6 +98,9 @@ func checkPlan(p Plan) error {
 			return fmt.Errorf("--pseudonym_key_out %s: a key is saved to a local file only", p.KeyOut)
 		}
 		outs = append(outs, struct{ flag, path string }{"--pseudonym_key_out", p.KeyOut})
+	}
+	if p.FeatureTable != "" {
+		outs = append(outs, struct{ flag, path string }{"--feature_report", p.FeatureTable})
 	}
 	resolved := make([]string, len(outs))
 	for i, o := range outs {

@@ -35,8 +35,12 @@ const (
 	StageCopied Stage = "copied"
 	// StageClaimed: the release is published; its key is not saved yet.
 	StageClaimed Stage = "claimed"
-	// StageSaved: the key is saved; the report is not written yet.
+	// StageSaved: the key is saved; the feature table and the report
+	// are not written yet.
 	StageSaved Stage = "saved"
+	// StageTable: the feature table is written (when asked for); the
+	// report is not.
+	StageTable Stage = "table"
 )
 
 // Fault, when set, is called at every Stage of every run: tests kill or
@@ -130,6 +134,7 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 	for _, check := range []func() error{
 		func() error { return r.readPrevious(ctx) },
 		func() error { return checkReport(ctx, p) },
+		func() error { return checkFeatureTable(ctx, p) },
 		func() error { return checkKeyOut(p.KeyOut) },
 		func() error { return r.probe(ctx) },
 	} {
@@ -255,6 +260,9 @@ func (r *Run) outputs() map[string]string {
 	if r.plan.KeyOut != "" {
 		paths["--pseudonym_key_out"] = r.plan.KeyOut
 	}
+	if r.plan.FeatureTable != "" {
+		paths["--feature_report"] = r.plan.FeatureTable
+	}
 	return paths
 }
 
@@ -322,9 +330,11 @@ func (r *Run) sweep(ctx context.Context) {
 		add(sweepTemps(r.plan.Output))
 		add(sweepCreating(dirOf(r.plan.Output)))
 	}
-	if p := r.plan.Report; p != "" && p != "-" && storage.IsLocal(p) {
-		add(sweepTemps(p))
-		add(sweepCreating(dirOf(p)))
+	for _, p := range []string{r.plan.Report, r.plan.FeatureTable} {
+		if p != "" && p != "-" && storage.IsLocal(p) {
+			add(sweepTemps(p))
+			add(sweepCreating(dirOf(p)))
+		}
 	}
 	if p := r.plan.KeyOut; p != "" {
 		add(sweepCreating(dirOf(p)))
@@ -377,11 +387,17 @@ type Outcome struct {
 	// Release is a single-file release's rows (Plan.Dir false); Finish
 	// writes them ordered by user id, whatever their order here.
 	Release *matrix.Matrix
+	// FeatureTable is a single-file release's feature table, written to
+	// Plan.FeatureTable once the release is published. A directory
+	// release's job stages it at StagedFeatureTable instead. Required
+	// with Plan.FeatureTable for a valid release.
+	FeatureTable []byte
 }
 
 // Finish ends the run. A valid release is published (Plan.Dir: the
-// staged shards; else Outcome.Release), then its key saved, then the
-// report written with published true. Otherwise — an error, an invalid
+// staged shards; else Outcome.Release), then its key saved, then its
+// feature table (Plan.FeatureTable) written, then the report written with
+// published true. Otherwise — an error, an invalid
 // release, a signal, another run publishing first — nothing is
 // published, no key saved, and the report (when asked for) says why.
 // Either way the staging and its lease are gone when Finish returns.
@@ -431,6 +447,11 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 			return rep, r.unpublished(ctx, rep, err)
 		}
 	}
+	table, err := r.featureTable(ctx, o)
+	if err != nil {
+		pending.discard()
+		return rep, r.unpublished(ctx, rep, err)
+	}
 	rep.Published = true
 	b, err := EncodeReport(rep)
 	if err != nil {
@@ -468,6 +489,12 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 		}
 	}
 	r.fault(StageSaved)
+	if table != nil {
+		if err := storage.WriteFile(ctx, r.plan.FeatureTable, table); err != nil {
+			errs = append(errs, fmt.Errorf("published %s, but --feature_report %w", r.plan.Output, err))
+		}
+	}
+	r.fault(StageTable)
 	if err := writeReport(ctx, r.plan.Report, b, r.plan.Stdout); err != nil {
 		errs = append(errs, fmt.Errorf("published %s, but %w", r.plan.Output, err))
 	}

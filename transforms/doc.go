@@ -30,6 +30,10 @@
 //     PCollection<OutBlock>, and one [Stats] per pool.
 //   - [Verify]: released rows to PCollection<Stats>: class sizes, the
 //     majority rule, kept, suppressed and created entries.
+//   - [Accounting]: released rows to PCollection<Stats> summarizing
+//     every feature's held, released, suppressed and created entries
+//     (verify.FeatureSummary), and optionally the full per-feature table
+//     as a file.
 //   - [Write]: released rows to sharded Parquet files in a directory, and
 //     PCollection<Stats> naming the shards written.
 //   - [CountRows]: blocks of rows to PCollection<Stats> counting them.

@@ -159,6 +159,7 @@ func BuildReport(st Stats, k int, mode matrix.Mode) *smoothanonpb.RunReport {
 			OutputShards: st.ShardCount,
 		},
 	}
+	rep.Features = st.Features.Proto()
 	rep.Jaccard = edits{In: st.EntriesIn, Kept: st.Kept, Created: st.Created}.jaccard()
 	if st.Pools > 0 {
 		rep.Pipeline.Pool = &smoothanonpb.PoolInfo{Rows: st.PoolRows, Pools: st.Pools, Improved: st.PoolsImproved, Seconds: st.PoolSeconds,

@@ -3,7 +3,6 @@ package transforms
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
 
@@ -11,54 +10,12 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
 	"github.com/smoothanon/smoothanon/matrix"
-	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/verify"
 )
 
-// Dist accumulates a distribution of integers; Merge is associative and
-// commutative, so it can be combined in any bundle order.
-type Dist struct {
-	Count, Sum, Min, Max int64
-	SumSq                float64
-}
-
-// Add records one value.
-func (d *Dist) Add(v int64) {
-	if d.Count == 0 || v < d.Min {
-		d.Min = v
-	}
-	if d.Count == 0 || v > d.Max {
-		d.Max = v
-	}
-	d.Count++
-	d.Sum += v
-	d.SumSq += float64(v) * float64(v)
-}
-
-// Merge adds o's values.
-func (d *Dist) Merge(o Dist) {
-	if o.Count == 0 {
-		return
-	}
-	if d.Count == 0 || o.Min < d.Min {
-		d.Min = o.Min
-	}
-	if d.Count == 0 || o.Max > d.Max {
-		d.Max = o.Max
-	}
-	d.Count += o.Count
-	d.Sum += o.Sum
-	d.SumSq += o.SumSq
-}
-
-// Proto returns the distribution as a report message (population stddev).
-func (d Dist) Proto() *smoothanonpb.Distribution {
-	p := &smoothanonpb.Distribution{Count: d.Count, Sum: d.Sum, Min: d.Min, Max: d.Max}
-	if d.Count > 0 {
-		p.Mean = float64(d.Sum) / float64(d.Count)
-		p.Stddev = math.Sqrt(max(0, d.SumSq/float64(d.Count)-p.Mean*p.Mean))
-	}
-	return p
-}
+// Dist accumulates a distribution of integers (verify.Dist: the
+// in-process commands and the pipeline summarize alike).
+type Dist = verify.Dist
 
 // MaxProblems is how many problem lines Stats keeps.
 const MaxProblems = 20
@@ -87,6 +44,10 @@ type Stats struct {
 	Pools, PoolsImproved, PoolRows int64
 	PoolSeconds                    float64
 	PoolKeptGain, PoolCreatedGain  int64
+	// From the per-feature counts (Accounting): their summary, and the
+	// features written to the feature table.
+	Features         verify.FeatureSummary
+	FeatureTableRows int64
 	// From the shards (Write).
 	RowsWritten, DuplicateUsers int64
 	ShardFiles                  []ShardFile // shards written, sorted by ID
@@ -159,6 +120,8 @@ func mergeStats(a, b Stats) Stats {
 	a.PoolSeconds += b.PoolSeconds
 	a.PoolKeptGain += b.PoolKeptGain
 	a.PoolCreatedGain += b.PoolCreatedGain
+	a.Features.Merge(b.Features)
+	a.FeatureTableRows += b.FeatureTableRows
 	a.RowsWritten += b.RowsWritten
 	a.DuplicateUsers += b.DuplicateUsers
 	if len(b.ShardFiles) > 0 {

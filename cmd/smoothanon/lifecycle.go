@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/smoothanon/smoothanon/pseudonym"
 	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/storage"
+	"github.com/smoothanon/smoothanon/verify"
 )
 
 // exitLostRace is the exit code of a run that lost the publish race:
@@ -60,6 +63,7 @@ func exitFor(err error, fallback int) error {
 // baseline): where the input and the release are, and how ids are kept.
 type fileFlags struct {
 	input, output, metricsOut *string
+	featureReport             *string
 	overwrite, quiet          *bool
 	dedupe                    *matrix.DedupePolicy
 	layout                    *matrix.Layout
@@ -72,14 +76,15 @@ type fileFlags struct {
 // addIDFlags defines the user id flags later, in the privacy group.
 func addFileFlags(fs *groupedFlags, quietUsage string) *fileFlags {
 	return &fileFlags{
-		input:      fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)"),
-		output:     fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)"),
-		overwrite:  fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced"),
-		metricsOut: fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout"),
-		quiet:      fs.Bool("quiet", false, quietUsage),
-		dedupe:     dedupeFlag(fs.FlagSet, "repeated user ids in the input (list form): refuse or union"),
-		layout:     layoutFlags(fs.FlagSet),
-		timeout:    connectTimeoutFlag(fs.FlagSet),
+		input:         fs.String("input", "", "input Parquet: file, directory, glob or comma list (required)"),
+		output:        fs.String("output", "", "release Parquet file, published atomically (required; must not exist unless --overwrite)"),
+		overwrite:     fs.Bool("overwrite", false, "replace the release (and report) already at --output; a file that is not a release is never replaced"),
+		metricsOut:    fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout"),
+		featureReport: featureReportFlag(fs.FlagSet),
+		quiet:         fs.Bool("quiet", false, quietUsage),
+		dedupe:        dedupeFlag(fs.FlagSet, "repeated user ids in the input (list form): refuse or union"),
+		layout:        layoutFlags(fs.FlagSet),
+		timeout:       connectTimeoutFlag(fs.FlagSet),
 	}
 }
 
@@ -120,7 +125,7 @@ func (f *fileFlags) release(cmd string, stdout, stderr io.Writer, solve func(ctx
 		return nil, err
 	}
 	plan := release.Plan{InputSpec: *f.input, InputFiles: files, Output: *f.output, Overwrite: *f.overwrite,
-		Report: *f.metricsOut, Stdout: stdout, KeyOut: *f.ids.out, Gate: gate}
+		Report: *f.metricsOut, Stdout: stdout, KeyOut: *f.ids.out, Gate: gate, FeatureTable: *f.featureReport}
 	warnUserIDs(stderr, cmd, *f.ids.mode, f.ids.source(), derefKey(key))
 	lc, err := release.Begin(context.Background(), plan, stderr)
 	var ap *release.AlreadyPublishedError
@@ -178,6 +183,31 @@ func problems(stderr io.Writer, command string, r *smoothanonpb.RunReport) {
 	for _, p := range r.Problems {
 		fmt.Fprintf(stderr, "smoothanon %s: problem: %s\n", command, p)
 	}
+}
+
+// featureReportFlag is --feature_report: where the full per-feature table
+// goes.
+func featureReportFlag(fs *flag.FlagSet) *string {
+	return fs.String("feature_report", "", "write the full per-feature table (CSV: feature,held,released,suppressed,created) here, only if the release is published; private like the input (docs/verification.md)")
+}
+
+// accountFeatures adds the per-feature accounting of the release out
+// against its input in to o's report and, when table, the full table to
+// o (release.Outcome.FeatureTable).
+func accountFeatures(o *release.Outcome, in, out *matrix.Matrix, table bool) error {
+	counts, err := verify.CountFeatures(in, out)
+	if err != nil {
+		return err
+	}
+	o.Report.Features = verify.SummarizeFeatures(counts).Proto()
+	if table {
+		var b bytes.Buffer
+		if err := verify.WriteFeatureTable(&b, counts); err != nil {
+			return err
+		}
+		o.FeatureTable = b.Bytes()
+	}
+	return nil
 }
 
 // since formats seconds since start for summaries.

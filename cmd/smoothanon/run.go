@@ -59,6 +59,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	runID := fs.String("run_id", "", "id of this run (A-Z a-z 0-9 . _ -), written into the release's _SUCCESS manifest; rerunning an id already published there does nothing (default: --date if given, else random)")
 	date := dateFlag(fs.FlagSet)
 	metricsOut := fs.String("metrics_out", "", "write the run report (JSON) here at the end of the run, published or not; - for stdout")
+	featureReport := featureReportFlag(fs.FlagSet)
 	sp, autoStart := solverFlags(fs, "run")
 	fs.in(groupPrivacy)
 	ids := addUserIDFlags(fs.FlagSet, true)
@@ -83,7 +84,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := expandDates(day, map[string]*string{"input": input, "output": output, "metrics_out": metricsOut, "pseudonym_key_out": ids.out, "previous_report": gf.previous}); err != nil {
+	if err := expandDates(day, map[string]*string{"input": input, "output": output, "metrics_out": metricsOut, "feature_report": featureReport, "pseudonym_key_out": ids.out, "previous_report": gf.previous}); err != nil {
 		return err
 	}
 	gate, err := gf.gate()
@@ -107,7 +108,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	p := pipeline.Params{Input: *input, Layout: *layout, Output: *output, Overwrite: *overwrite, RunID: *runID, Solver: *sp,
 		ChunkSize: *chunkSize, Shards: *shards, AutoStart: *autoStart, Runner: runnerName(*runners.Runner), Key: *chunkKey,
 		SpectralIterations: *iterations, PoolShare: *poolShare, ConnectTimeout: *timeout,
-		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out, Date: day, Gate: gate, Stderr: stderr}
+		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out, Date: day, Gate: gate, FeatureTable: *featureReport, Stderr: stderr}
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}

@@ -735,10 +735,14 @@ type RunReport struct {
 	// others); unset when the run had none.
 	QualityGate *QualityGate `protobuf:"bytes,35,opt,name=quality_gate,json=qualityGate,proto3" json:"quality_gate,omitempty"`
 	// How the input was read: its shape and columns.
-	Input         *InputInfo    `protobuf:"bytes,40,opt,name=input,proto3" json:"input,omitempty"`
-	Solve         *SolveInfo    `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
-	Pipeline      *PipelineInfo `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
-	Baseline      *BaselineInfo `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	Input    *InputInfo    `protobuf:"bytes,40,opt,name=input,proto3" json:"input,omitempty"`
+	Solve    *SolveInfo    `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
+	Pipeline *PipelineInfo `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	Baseline *BaselineInfo `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	// Per-feature accounting of the release against its input (run, solve,
+	// baseline). Its input part is private to the data owner, its release
+	// part public.
+	Features      *FeatureAccounting `protobuf:"bytes,50,opt,name=features,proto3" json:"features,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1025,6 +1029,440 @@ func (x *RunReport) GetBaseline() *BaselineInfo {
 	return nil
 }
 
+func (x *RunReport) GetFeatures() *FeatureAccounting {
+	if x != nil {
+		return x.Features
+	}
+	return nil
+}
+
+// FeatureAccounting is the per-feature accounting of a release against its
+// input (verify.FeatureSummary): for every feature, the input entries that
+// hold it (held), the release entries that show it (released), and of
+// them those suppressed (held, not released for that user) and created
+// (released, not held by that user). Its two parts say who can compute
+// them: input from the input (with the release), private to the data
+// owner like the input itself; release from the release alone, which
+// anyone holding the release can compute. Lists hold at most list_size
+// features, ordered as each list says, ties broken by the smaller feature
+// id; the full table is the side file --feature_report writes.
+type FeatureAccounting struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Private: computed from the input.
+	Input *FeatureInputFigures `protobuf:"bytes,1,opt,name=input,proto3" json:"input,omitempty"`
+	// Public: computed from the release alone.
+	Release  *FeatureReleaseFigures `protobuf:"bytes,2,opt,name=release,proto3" json:"release,omitempty"`
+	ListSize int32                  `protobuf:"varint,3,opt,name=list_size,json=listSize,proto3" json:"list_size,omitempty"`
+	// Where the full per-feature table was written (--feature_report); ""
+	// when it was not asked for or the run published nothing.
+	Table         string `protobuf:"bytes,4,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FeatureAccounting) Reset() {
+	*x = FeatureAccounting{}
+	mi := &file_proto_smoothanon_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeatureAccounting) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeatureAccounting) ProtoMessage() {}
+
+func (x *FeatureAccounting) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeatureAccounting.ProtoReflect.Descriptor instead.
+func (*FeatureAccounting) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *FeatureAccounting) GetInput() *FeatureInputFigures {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *FeatureAccounting) GetRelease() *FeatureReleaseFigures {
+	if x != nil {
+		return x.Release
+	}
+	return nil
+}
+
+func (x *FeatureAccounting) GetListSize() int32 {
+	if x != nil {
+		return x.ListSize
+	}
+	return 0
+}
+
+func (x *FeatureAccounting) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
+// FeatureInputFigures are the per-feature figures that need the input:
+// private to the data owner.
+type FeatureInputFigures struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	Features           int64                  `protobuf:"varint,1,opt,name=features,proto3" json:"features,omitempty"`                                               // distinct features held in the input
+	Lost               int64                  `protobuf:"varint,2,opt,name=lost,proto3" json:"lost,omitempty"`                                                       // features held in the input and released nowhere
+	LostEntries        int64                  `protobuf:"varint,3,opt,name=lost_entries,json=lostEntries,proto3" json:"lost_entries,omitempty"`                      // input entries of the lost features
+	NewFeatures        int64                  `protobuf:"varint,4,opt,name=new_features,json=newFeatures,proto3" json:"new_features,omitempty"`                      // features released that no input row held (randomized response; 0 for smooth and nonsmooth releases)
+	SuppressedFeatures int64                  `protobuf:"varint,5,opt,name=suppressed_features,json=suppressedFeatures,proto3" json:"suppressed_features,omitempty"` // features with at least one suppressed entry
+	CreatedFeatures    int64                  `protobuf:"varint,6,opt,name=created_features,json=createdFeatures,proto3" json:"created_features,omitempty"`          // features with at least one created entry
+	// Per feature, over every feature held or released (count = features +
+	// new_features; a feature without any counts 0): the sums are the
+	// report's entries_in, suppressed and created.
+	Held           *Distribution   `protobuf:"bytes,7,opt,name=held,proto3" json:"held,omitempty"`
+	Suppressed     *Distribution   `protobuf:"bytes,8,opt,name=suppressed,proto3" json:"suppressed,omitempty"`
+	Created        *Distribution   `protobuf:"bytes,9,opt,name=created,proto3" json:"created,omitempty"`
+	MostHeld       []*FeatureCount `protobuf:"bytes,10,rep,name=most_held,json=mostHeld,proto3" json:"most_held,omitempty"`                   // most input entries first
+	MostSuppressed []*FeatureCount `protobuf:"bytes,11,rep,name=most_suppressed,json=mostSuppressed,proto3" json:"most_suppressed,omitempty"` // most suppressed entries first; only features with some
+	MostCreated    []*FeatureCount `protobuf:"bytes,12,rep,name=most_created,json=mostCreated,proto3" json:"most_created,omitempty"`          // most created entries first; only features with some
+	LostMostHeld   []*FeatureCount `protobuf:"bytes,13,rep,name=lost_most_held,json=lostMostHeld,proto3" json:"lost_most_held,omitempty"`     // the lost features, most input entries first
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *FeatureInputFigures) Reset() {
+	*x = FeatureInputFigures{}
+	mi := &file_proto_smoothanon_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeatureInputFigures) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeatureInputFigures) ProtoMessage() {}
+
+func (x *FeatureInputFigures) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeatureInputFigures.ProtoReflect.Descriptor instead.
+func (*FeatureInputFigures) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *FeatureInputFigures) GetFeatures() int64 {
+	if x != nil {
+		return x.Features
+	}
+	return 0
+}
+
+func (x *FeatureInputFigures) GetLost() int64 {
+	if x != nil {
+		return x.Lost
+	}
+	return 0
+}
+
+func (x *FeatureInputFigures) GetLostEntries() int64 {
+	if x != nil {
+		return x.LostEntries
+	}
+	return 0
+}
+
+func (x *FeatureInputFigures) GetNewFeatures() int64 {
+	if x != nil {
+		return x.NewFeatures
+	}
+	return 0
+}
+
+func (x *FeatureInputFigures) GetSuppressedFeatures() int64 {
+	if x != nil {
+		return x.SuppressedFeatures
+	}
+	return 0
+}
+
+func (x *FeatureInputFigures) GetCreatedFeatures() int64 {
+	if x != nil {
+		return x.CreatedFeatures
+	}
+	return 0
+}
+
+func (x *FeatureInputFigures) GetHeld() *Distribution {
+	if x != nil {
+		return x.Held
+	}
+	return nil
+}
+
+func (x *FeatureInputFigures) GetSuppressed() *Distribution {
+	if x != nil {
+		return x.Suppressed
+	}
+	return nil
+}
+
+func (x *FeatureInputFigures) GetCreated() *Distribution {
+	if x != nil {
+		return x.Created
+	}
+	return nil
+}
+
+func (x *FeatureInputFigures) GetMostHeld() []*FeatureCount {
+	if x != nil {
+		return x.MostHeld
+	}
+	return nil
+}
+
+func (x *FeatureInputFigures) GetMostSuppressed() []*FeatureCount {
+	if x != nil {
+		return x.MostSuppressed
+	}
+	return nil
+}
+
+func (x *FeatureInputFigures) GetMostCreated() []*FeatureCount {
+	if x != nil {
+		return x.MostCreated
+	}
+	return nil
+}
+
+func (x *FeatureInputFigures) GetLostMostHeld() []*FeatureCount {
+	if x != nil {
+		return x.LostMostHeld
+	}
+	return nil
+}
+
+// FeatureReleaseFigures are the per-feature figures of the release alone:
+// public.
+type FeatureReleaseFigures struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Features      int64                  `protobuf:"varint,1,opt,name=features,proto3" json:"features,omitempty"`                               // distinct features released
+	Released      *Distribution          `protobuf:"bytes,2,opt,name=released,proto3" json:"released,omitempty"`                                // release entries per released feature; the sum is entries_out
+	MostReleased  []*FeatureReleased     `protobuf:"bytes,3,rep,name=most_released,json=mostReleased,proto3" json:"most_released,omitempty"`    // most release entries first
+	LeastReleased []*FeatureReleased     `protobuf:"bytes,4,rep,name=least_released,json=leastReleased,proto3" json:"least_released,omitempty"` // fewest release entries first
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FeatureReleaseFigures) Reset() {
+	*x = FeatureReleaseFigures{}
+	mi := &file_proto_smoothanon_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeatureReleaseFigures) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeatureReleaseFigures) ProtoMessage() {}
+
+func (x *FeatureReleaseFigures) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeatureReleaseFigures.ProtoReflect.Descriptor instead.
+func (*FeatureReleaseFigures) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *FeatureReleaseFigures) GetFeatures() int64 {
+	if x != nil {
+		return x.Features
+	}
+	return 0
+}
+
+func (x *FeatureReleaseFigures) GetReleased() *Distribution {
+	if x != nil {
+		return x.Released
+	}
+	return nil
+}
+
+func (x *FeatureReleaseFigures) GetMostReleased() []*FeatureReleased {
+	if x != nil {
+		return x.MostReleased
+	}
+	return nil
+}
+
+func (x *FeatureReleaseFigures) GetLeastReleased() []*FeatureReleased {
+	if x != nil {
+		return x.LeastReleased
+	}
+	return nil
+}
+
+// FeatureCount is one feature's accounting (input figures: private).
+type FeatureCount struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Feature       uint32                 `protobuf:"varint,1,opt,name=feature,proto3" json:"feature,omitempty"`
+	Held          int64                  `protobuf:"varint,2,opt,name=held,proto3" json:"held,omitempty"`             // input entries
+	Released      int64                  `protobuf:"varint,3,opt,name=released,proto3" json:"released,omitempty"`     // release entries
+	Suppressed    int64                  `protobuf:"varint,4,opt,name=suppressed,proto3" json:"suppressed,omitempty"` // held and not released for that user
+	Created       int64                  `protobuf:"varint,5,opt,name=created,proto3" json:"created,omitempty"`       // released and not held by that user
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FeatureCount) Reset() {
+	*x = FeatureCount{}
+	mi := &file_proto_smoothanon_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeatureCount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeatureCount) ProtoMessage() {}
+
+func (x *FeatureCount) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeatureCount.ProtoReflect.Descriptor instead.
+func (*FeatureCount) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *FeatureCount) GetFeature() uint32 {
+	if x != nil {
+		return x.Feature
+	}
+	return 0
+}
+
+func (x *FeatureCount) GetHeld() int64 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+func (x *FeatureCount) GetReleased() int64 {
+	if x != nil {
+		return x.Released
+	}
+	return 0
+}
+
+func (x *FeatureCount) GetSuppressed() int64 {
+	if x != nil {
+		return x.Suppressed
+	}
+	return 0
+}
+
+func (x *FeatureCount) GetCreated() int64 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+// FeatureReleased is one feature's release entries (public).
+type FeatureReleased struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Feature       uint32                 `protobuf:"varint,1,opt,name=feature,proto3" json:"feature,omitempty"`
+	Released      int64                  `protobuf:"varint,2,opt,name=released,proto3" json:"released,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FeatureReleased) Reset() {
+	*x = FeatureReleased{}
+	mi := &file_proto_smoothanon_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeatureReleased) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeatureReleased) ProtoMessage() {}
+
+func (x *FeatureReleased) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeatureReleased.ProtoReflect.Descriptor instead.
+func (*FeatureReleased) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *FeatureReleased) GetFeature() uint32 {
+	if x != nil {
+		return x.Feature
+	}
+	return 0
+}
+
+func (x *FeatureReleased) GetReleased() int64 {
+	if x != nil {
+		return x.Released
+	}
+	return 0
+}
+
 // QualityGate is a run's quality gate (release.Gate): the thresholds a
 // valid release had to meet to be published, and those it missed. Jaccard
 // and the fractions are the report's own (jaccard, suppressed_fraction,
@@ -1050,7 +1488,7 @@ type QualityGate struct {
 
 func (x *QualityGate) Reset() {
 	*x = QualityGate{}
-	mi := &file_proto_smoothanon_proto_msgTypes[8]
+	mi := &file_proto_smoothanon_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1062,7 +1500,7 @@ func (x *QualityGate) String() string {
 func (*QualityGate) ProtoMessage() {}
 
 func (x *QualityGate) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[8]
+	mi := &file_proto_smoothanon_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1075,7 +1513,7 @@ func (x *QualityGate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QualityGate.ProtoReflect.Descriptor instead.
 func (*QualityGate) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{8}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *QualityGate) GetMinJaccard() float64 {
@@ -1149,7 +1587,7 @@ type InputInfo struct {
 
 func (x *InputInfo) Reset() {
 	*x = InputInfo{}
-	mi := &file_proto_smoothanon_proto_msgTypes[9]
+	mi := &file_proto_smoothanon_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1161,7 +1599,7 @@ func (x *InputInfo) String() string {
 func (*InputInfo) ProtoMessage() {}
 
 func (x *InputInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[9]
+	mi := &file_proto_smoothanon_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1174,7 +1612,7 @@ func (x *InputInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputInfo.ProtoReflect.Descriptor instead.
 func (*InputInfo) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{9}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *InputInfo) GetShape() string {
@@ -1285,7 +1723,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"partitions\x18\a \x01(\x03R\n" +
 	"partitions\x12B\n" +
 	"\x0epartition_size\x18\b \x01(\v2\x1b.smoothanon.v1.DistributionR\rpartitionSize\x12\x18\n" +
-	"\aseconds\x18\t \x01(\x01R\aseconds\"\x83\n" +
+	"\aseconds\x18\t \x01(\x01R\aseconds\"\xc1\n" +
 	"\n" +
 	"\tRunReport\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\f\n" +
@@ -1330,7 +1768,46 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x05input\x18( \x01(\v2\x18.smoothanon.v1.InputInfoR\x05input\x12.\n" +
 	"\x05solve\x18\x1e \x01(\v2\x18.smoothanon.v1.SolveInfoR\x05solve\x127\n" +
 	"\bpipeline\x18\x1f \x01(\v2\x1b.smoothanon.v1.PipelineInfoR\bpipeline\x127\n" +
-	"\bbaseline\x18  \x01(\v2\x1b.smoothanon.v1.BaselineInfoR\bbaseline\"\xf7\x02\n" +
+	"\bbaseline\x18  \x01(\v2\x1b.smoothanon.v1.BaselineInfoR\bbaseline\x12<\n" +
+	"\bfeatures\x182 \x01(\v2 .smoothanon.v1.FeatureAccountingR\bfeatures\"\xc0\x01\n" +
+	"\x11FeatureAccounting\x128\n" +
+	"\x05input\x18\x01 \x01(\v2\".smoothanon.v1.FeatureInputFiguresR\x05input\x12>\n" +
+	"\arelease\x18\x02 \x01(\v2$.smoothanon.v1.FeatureReleaseFiguresR\arelease\x12\x1b\n" +
+	"\tlist_size\x18\x03 \x01(\x05R\blistSize\x12\x14\n" +
+	"\x05table\x18\x04 \x01(\tR\x05table\"\x8f\x05\n" +
+	"\x13FeatureInputFigures\x12\x1a\n" +
+	"\bfeatures\x18\x01 \x01(\x03R\bfeatures\x12\x12\n" +
+	"\x04lost\x18\x02 \x01(\x03R\x04lost\x12!\n" +
+	"\flost_entries\x18\x03 \x01(\x03R\vlostEntries\x12!\n" +
+	"\fnew_features\x18\x04 \x01(\x03R\vnewFeatures\x12/\n" +
+	"\x13suppressed_features\x18\x05 \x01(\x03R\x12suppressedFeatures\x12)\n" +
+	"\x10created_features\x18\x06 \x01(\x03R\x0fcreatedFeatures\x12/\n" +
+	"\x04held\x18\a \x01(\v2\x1b.smoothanon.v1.DistributionR\x04held\x12;\n" +
+	"\n" +
+	"suppressed\x18\b \x01(\v2\x1b.smoothanon.v1.DistributionR\n" +
+	"suppressed\x125\n" +
+	"\acreated\x18\t \x01(\v2\x1b.smoothanon.v1.DistributionR\acreated\x128\n" +
+	"\tmost_held\x18\n" +
+	" \x03(\v2\x1b.smoothanon.v1.FeatureCountR\bmostHeld\x12D\n" +
+	"\x0fmost_suppressed\x18\v \x03(\v2\x1b.smoothanon.v1.FeatureCountR\x0emostSuppressed\x12>\n" +
+	"\fmost_created\x18\f \x03(\v2\x1b.smoothanon.v1.FeatureCountR\vmostCreated\x12A\n" +
+	"\x0elost_most_held\x18\r \x03(\v2\x1b.smoothanon.v1.FeatureCountR\flostMostHeld\"\xf8\x01\n" +
+	"\x15FeatureReleaseFigures\x12\x1a\n" +
+	"\bfeatures\x18\x01 \x01(\x03R\bfeatures\x127\n" +
+	"\breleased\x18\x02 \x01(\v2\x1b.smoothanon.v1.DistributionR\breleased\x12C\n" +
+	"\rmost_released\x18\x03 \x03(\v2\x1e.smoothanon.v1.FeatureReleasedR\fmostReleased\x12E\n" +
+	"\x0eleast_released\x18\x04 \x03(\v2\x1e.smoothanon.v1.FeatureReleasedR\rleastReleased\"\x92\x01\n" +
+	"\fFeatureCount\x12\x18\n" +
+	"\afeature\x18\x01 \x01(\rR\afeature\x12\x12\n" +
+	"\x04held\x18\x02 \x01(\x03R\x04held\x12\x1a\n" +
+	"\breleased\x18\x03 \x01(\x03R\breleased\x12\x1e\n" +
+	"\n" +
+	"suppressed\x18\x04 \x01(\x03R\n" +
+	"suppressed\x12\x18\n" +
+	"\acreated\x18\x05 \x01(\x03R\acreated\"G\n" +
+	"\x0fFeatureReleased\x12\x18\n" +
+	"\afeature\x18\x01 \x01(\rR\afeature\x12\x1a\n" +
+	"\breleased\x18\x02 \x01(\x03R\breleased\"\xf7\x02\n" +
 	"\vQualityGate\x12$\n" +
 	"\vmin_jaccard\x18\x01 \x01(\x01H\x00R\n" +
 	"minJaccard\x88\x01\x01\x12*\n" +
@@ -1367,41 +1844,59 @@ func file_proto_smoothanon_proto_rawDescGZIP() []byte {
 	return file_proto_smoothanon_proto_rawDescData
 }
 
-var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_proto_smoothanon_proto_goTypes = []any{
-	(*Row)(nil),          // 0: smoothanon.v1.Row
-	(*Distribution)(nil), // 1: smoothanon.v1.Distribution
-	(*SolveInfo)(nil),    // 2: smoothanon.v1.SolveInfo
-	(*PipelineInfo)(nil), // 3: smoothanon.v1.PipelineInfo
-	(*PoolInfo)(nil),     // 4: smoothanon.v1.PoolInfo
-	(*ChunkKeyAuto)(nil), // 5: smoothanon.v1.ChunkKeyAuto
-	(*BaselineInfo)(nil), // 6: smoothanon.v1.BaselineInfo
-	(*RunReport)(nil),    // 7: smoothanon.v1.RunReport
-	(*QualityGate)(nil),  // 8: smoothanon.v1.QualityGate
-	(*InputInfo)(nil),    // 9: smoothanon.v1.InputInfo
-	nil,                  // 10: smoothanon.v1.PipelineInfo.CountersEntry
-	nil,                  // 11: smoothanon.v1.PipelineInfo.DistributionsEntry
+	(*Row)(nil),                   // 0: smoothanon.v1.Row
+	(*Distribution)(nil),          // 1: smoothanon.v1.Distribution
+	(*SolveInfo)(nil),             // 2: smoothanon.v1.SolveInfo
+	(*PipelineInfo)(nil),          // 3: smoothanon.v1.PipelineInfo
+	(*PoolInfo)(nil),              // 4: smoothanon.v1.PoolInfo
+	(*ChunkKeyAuto)(nil),          // 5: smoothanon.v1.ChunkKeyAuto
+	(*BaselineInfo)(nil),          // 6: smoothanon.v1.BaselineInfo
+	(*RunReport)(nil),             // 7: smoothanon.v1.RunReport
+	(*FeatureAccounting)(nil),     // 8: smoothanon.v1.FeatureAccounting
+	(*FeatureInputFigures)(nil),   // 9: smoothanon.v1.FeatureInputFigures
+	(*FeatureReleaseFigures)(nil), // 10: smoothanon.v1.FeatureReleaseFigures
+	(*FeatureCount)(nil),          // 11: smoothanon.v1.FeatureCount
+	(*FeatureReleased)(nil),       // 12: smoothanon.v1.FeatureReleased
+	(*QualityGate)(nil),           // 13: smoothanon.v1.QualityGate
+	(*InputInfo)(nil),             // 14: smoothanon.v1.InputInfo
+	nil,                           // 15: smoothanon.v1.PipelineInfo.CountersEntry
+	nil,                           // 16: smoothanon.v1.PipelineInfo.DistributionsEntry
 }
 var file_proto_smoothanon_proto_depIdxs = []int32{
 	1,  // 0: smoothanon.v1.SolveInfo.cluster_size:type_name -> smoothanon.v1.Distribution
 	1,  // 1: smoothanon.v1.PipelineInfo.chunk_rows:type_name -> smoothanon.v1.Distribution
-	10, // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
-	11, // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
+	15, // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
+	16, // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
 	5,  // 4: smoothanon.v1.PipelineInfo.chunk_key_auto:type_name -> smoothanon.v1.ChunkKeyAuto
 	4,  // 5: smoothanon.v1.PipelineInfo.pool:type_name -> smoothanon.v1.PoolInfo
 	1,  // 6: smoothanon.v1.BaselineInfo.partition_size:type_name -> smoothanon.v1.Distribution
 	1,  // 7: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
-	8,  // 8: smoothanon.v1.RunReport.quality_gate:type_name -> smoothanon.v1.QualityGate
-	9,  // 9: smoothanon.v1.RunReport.input:type_name -> smoothanon.v1.InputInfo
+	13, // 8: smoothanon.v1.RunReport.quality_gate:type_name -> smoothanon.v1.QualityGate
+	14, // 9: smoothanon.v1.RunReport.input:type_name -> smoothanon.v1.InputInfo
 	2,  // 10: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
 	3,  // 11: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
 	6,  // 12: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
-	1,  // 13: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	8,  // 13: smoothanon.v1.RunReport.features:type_name -> smoothanon.v1.FeatureAccounting
+	9,  // 14: smoothanon.v1.FeatureAccounting.input:type_name -> smoothanon.v1.FeatureInputFigures
+	10, // 15: smoothanon.v1.FeatureAccounting.release:type_name -> smoothanon.v1.FeatureReleaseFigures
+	1,  // 16: smoothanon.v1.FeatureInputFigures.held:type_name -> smoothanon.v1.Distribution
+	1,  // 17: smoothanon.v1.FeatureInputFigures.suppressed:type_name -> smoothanon.v1.Distribution
+	1,  // 18: smoothanon.v1.FeatureInputFigures.created:type_name -> smoothanon.v1.Distribution
+	11, // 19: smoothanon.v1.FeatureInputFigures.most_held:type_name -> smoothanon.v1.FeatureCount
+	11, // 20: smoothanon.v1.FeatureInputFigures.most_suppressed:type_name -> smoothanon.v1.FeatureCount
+	11, // 21: smoothanon.v1.FeatureInputFigures.most_created:type_name -> smoothanon.v1.FeatureCount
+	11, // 22: smoothanon.v1.FeatureInputFigures.lost_most_held:type_name -> smoothanon.v1.FeatureCount
+	1,  // 23: smoothanon.v1.FeatureReleaseFigures.released:type_name -> smoothanon.v1.Distribution
+	12, // 24: smoothanon.v1.FeatureReleaseFigures.most_released:type_name -> smoothanon.v1.FeatureReleased
+	12, // 25: smoothanon.v1.FeatureReleaseFigures.least_released:type_name -> smoothanon.v1.FeatureReleased
+	1,  // 26: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_proto_smoothanon_proto_init() }
@@ -1409,14 +1904,14 @@ func file_proto_smoothanon_proto_init() {
 	if File_proto_smoothanon_proto != nil {
 		return
 	}
-	file_proto_smoothanon_proto_msgTypes[8].OneofWrappers = []any{}
+	file_proto_smoothanon_proto_msgTypes[13].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_smoothanon_proto_rawDesc), len(file_proto_smoothanon_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
