@@ -98,17 +98,7 @@ func miniClusterLaunch(t *testing.T, launch []string) []string {
 // no slots for a stage's pipelined partitions and the job fails once the
 // slot request times out. The release must be prism's, byte for byte.
 func TestFlinkPartitionsInWaves(t *testing.T) {
-	launch := flinkJobServer()
-	if launch == nil {
-		msg := "Flink job server jar not found: run deploy/flink/fetch-jobserver.sh (needs mvn, JDK 17 and Maven Central) or set SMOOTHANON_FLINK_JOBSERVER"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	if testing.Short() {
-		t.Skip("Flink integration test skipped in -short mode")
-	}
+	launch := requireFlinkJobServer(t)
 	f := newRunnerFixture(t)
 	f.params.PoolShare = 0 // fewer stages: the waves, not the pools, are under test
 	f.want = func() map[string][]byte {

@@ -184,6 +184,24 @@ func flinkJobServer() []string {
 	return nil
 }
 
+// requireFlinkJobServer returns flinkJobServer's arguments, or skips the
+// test without a job server (fails it when CI is set) and in -short mode.
+func requireFlinkJobServer(t *testing.T) []string {
+	t.Helper()
+	launch := flinkJobServer()
+	if launch == nil {
+		msg := "Flink job server jar not found: run deploy/flink/fetch-jobserver.sh (needs mvn, JDK 17 and Maven Central) or set SMOOTHANON_FLINK_JOBSERVER"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	if testing.Short() {
+		t.Skip("Flink integration test skipped in -short mode")
+	}
+	return launch
+}
+
 func fileNonEmpty(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Size() > 0
@@ -214,17 +232,7 @@ func beamSDKVersion() string {
 // loader, as on the cluster). Without the jar it skips, unless CI is set:
 // then it fails.
 func TestFlinkMatchesPrism(t *testing.T) {
-	launch := flinkJobServer()
-	if launch == nil {
-		msg := "Flink job server jar not found: run deploy/flink/fetch-jobserver.sh (needs mvn, JDK 17 and Maven Central) or set SMOOTHANON_FLINK_JOBSERVER"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	if testing.Short() {
-		t.Skip("Flink integration test skipped in -short mode")
-	}
+	launch := requireFlinkJobServer(t)
 	f := newRunnerFixture(t)
 	marker := processMarker(t)
 	t.Cleanup(func() { checkNoLeftovers(t, marker, "", "") }) // after the job server stopped
