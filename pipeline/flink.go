@@ -33,8 +33,8 @@ import (
 // with fewer task slots than partitions runs them in waves instead of
 // holding them all at once.
 const (
-	// MinFlinkPartitions is the fewest partitions a Flink job runs: small
-	// inputs still solve their chunks in parallel.
+	// MinFlinkPartitions is the fewest partitions the launcher sets: an
+	// input that needs no more runs at the runner's default parallelism.
 	MinFlinkPartitions = 16
 	// flinkPartitionRows and flinkPartitionValues bound a partition's
 	// rows and feature values.
@@ -42,14 +42,18 @@ const (
 	flinkPartitionValues = 6_250_000
 )
 
-// FlinkPartitions is the number of partitions a Flink job over in runs:
-// at least floor (the user's --parallelism, or MinFlinkPartitions), and
-// enough that no partition holds more than 625,000 rows or 6.25 million
-// feature values.
+// FlinkPartitions is the number of partitions a Flink job over in runs,
+// or 0 to leave it to the runner (its parallelism.default; on [local], the
+// machine's cores). floor is the user's --parallelism (<= 0: none). An
+// input that needs more than MinFlinkPartitions partitions of at most
+// 625,000 rows and 6.25 million feature values gets that many; so does one
+// with a floor, raised to the floor.
 func FlinkPartitions(in Input, floor int) int {
-	n := max(floor, MinFlinkPartitions)
-	n = max(n, int(ceilDiv(in.Rows, flinkPartitionRows)))
-	return max(n, int(ceilDiv(in.FeatureValues, flinkPartitionValues)))
+	need := max(int(ceilDiv(in.Rows, flinkPartitionRows)), int(ceilDiv(in.FeatureValues, flinkPartitionValues)))
+	if floor <= 0 && need <= MinFlinkPartitions {
+		return 0
+	}
+	return max(floor, need, MinFlinkPartitions)
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
@@ -141,10 +145,15 @@ func runFlink(ctx context.Context, p *beam.Pipeline, partitions int) (beam.Pipel
 		Name:         jobopts.GetJobName(),
 		Experiments:  jobopts.GetExperiments(),
 		RetainDocker: *jobopts.RetainDockerContainers,
-		Parallelism:  partitions,
+		Parallelism:  -1,
 		Loopback:     jobopts.IsLoopback(),
 	}
-	prepID, artifacts, token, err := runnerlib.Prepare(ctx, optionsClient{client, flinkOptions}, pipe, opt)
+	var prep jobpb.JobServiceClient = client
+	if partitions > 0 {
+		// Sized partitions may outnumber the slots: run them in waves.
+		opt.Parallelism, prep = partitions, optionsClient{client, flinkOptions}
+	}
+	prepID, artifacts, token, err := runnerlib.Prepare(ctx, prep, pipe, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	jobpb "github.com/apache/beam/sdks/v2/go/pkg/beam/model/jobmanagement_v1"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -18,13 +19,14 @@ func TestFlinkPartitions(t *testing.T) {
 		rows, vals  int64
 		floor, want int
 	}{
-		{"empty", 0, 0, -1, 16},
-		{"small input keeps the minimum", 1_000_000, 10_000_000, -1, 16},
-		{"the user's parallelism is a floor", 1_000_000, 10_000_000, 40, 40},
-		{"1e7 lists of ~10", 10_000_000, 100_000_000, -1, 16},
+		{"empty", 0, 0, -1, 0},
+		{"small input: the runner's default", 1_000_000, 10_000_000, -1, 0},
+		{"the user's parallelism is kept", 1_000_000, 10_000_000, 40, 40},
+		{"a floor below the minimum is raised", 1_000_000, 10_000_000, 4, 16},
+		{"1e7 lists of ~10: the runner's default", 10_000_000, 100_000_000, -1, 0},
 		{"rows decide", 100_000_000, 100_000_000, -1, 160},
 		{"feature values decide", 1_000_000, 1_000_000_000, -1, 160},
-		{"one row over", 10_000_001, 0, -1, 17},
+		{"one row over the minimum's reach", 10_000_001, 0, -1, 17},
 		{"1e9 lists", 1_000_000_000, 10_000_000_000, 8, 1600},
 		{"the user's floor above the input's", 100_000_000, 0, 400, 400},
 	} {
@@ -113,6 +115,9 @@ func TestFlinkPartitionsInWaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("FLINK_CONF_DIR", conf)
+	par := *jobopts.Parallelism
+	*jobopts.Parallelism = MinFlinkPartitions // as --parallelism 16: sized partitions, more than the slots
+	defer func() { *jobopts.Parallelism = par }()
 	marker := processMarker(t)
 	t.Cleanup(func() { checkNoLeftovers(t, marker, "", "") })
 	endpoint := startFlinkJobServer(t, miniClusterLaunch(t, launch), f.dir, marker)

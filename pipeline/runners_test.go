@@ -89,8 +89,8 @@ func (f *runnerFixture) checkAs(t *testing.T, name, runner, endpoint, env string
 	if p.PoolShare > 0 {
 		requireImprovedPool(t, runner, res.Report)
 	}
-	if runner == "flink" && res.Report.Pipeline.FlinkPartitions < MinFlinkPartitions {
-		t.Errorf("report: %d Flink partitions, want at least %d", res.Report.Pipeline.FlinkPartitions, MinFlinkPartitions)
+	if want := int64(FlinkPartitions(Input{}, *jobopts.Parallelism)); runner == "flink" && res.Report.Pipeline.FlinkPartitions != want {
+		t.Errorf("report: %d Flink partitions, want %d", res.Report.Pipeline.FlinkPartitions, want)
 	}
 	out, got := readRelease(t, p.Output)
 	if len(got) != len(f.want) {
