@@ -298,7 +298,7 @@ type PipelineInfo struct {
 	Distributions   map[string]*Distribution `protobuf:"bytes,10,rep,name=distributions,proto3" json:"distributions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // Beam distributions (stddev not reported by Beam)
 	ChunkKeyAuto    *ChunkKeyAuto            `protobuf:"bytes,11,opt,name=chunk_key_auto,json=chunkKeyAuto,proto3" json:"chunk_key_auto,omitempty"`                                                       // set when --chunk_key auto or --start auto chose from a sample
 	Pool            *PoolInfo                `protobuf:"bytes,12,opt,name=pool,proto3" json:"pool,omitempty"`                                                                                             // set when --pool_share > 0
-	FlinkPartitions int64                    `protobuf:"varint,13,opt,name=flink_partitions,json=flinkPartitions,proto3" json:"flink_partitions,omitempty"`                                               // partitions of every stage of a Flink job, sized from the input (pipeline.FlinkPartitions)
+	FlinkPartitions int64                    `protobuf:"varint,13,opt,name=flink_partitions,json=flinkPartitions,proto3" json:"flink_partitions,omitempty"`                                               // partitions of every stage of a Flink job, sized from the input (pipeline.FlinkPartitions); 0: the runner's default
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
