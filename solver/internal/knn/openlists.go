@@ -185,10 +185,10 @@ func cmpRun(r openRun, k [2]int32) int {
 // at D matter only for labels below L; runs ascend by label, so a run that
 // can only produce ties is cut at the first label above L.
 //
-// Its loops repeat searcher.run's over a different entry type on purpose:
-// with one entry type and verify, refresh and the entry loop as shared
-// searcher methods, KNearest lost speed, and this is the solver's hottest
-// code (see docs/decisions/016-meyerson-facility-sets.md).
+// It shares searcher.run's core: the query's start (begin), the filters
+// (runFilter, overlapBound) and the exact check (exactKey). Only the walk
+// over the lists is its own, since openLists' runs and entries are laid
+// out apart from the postings' (docs/decisions/016).
 func (f *Facilities) nearestOpen(u int32) {
 	s, x, P, o := f.s, f.sh.x, f.sh.P, f.ol
 	t := &s.top
@@ -207,27 +207,14 @@ func (f *Facilities) nearestOpen(u int32) {
 		}
 	}
 	refresh() // the caller may have offered a key already
-	// verify computes the exact distance of the group in slot sl and
-	// offers it, giving up as soon as it cannot reach the overlap it needs
-	// to enter.
+	// verify offers the group in slot sl if its exact distance lets it
+	// enter.
 	verify := func(sl, label int32) {
 		s.cand++
-		fv := o.feats(sl)
-		d := len(fv)
-		need := (a + d - D + 1) >> 1 // overlap for dist <= D
-		if int64(label) > L {
-			need = (a + d - D + 2) >> 1 // overlap for dist < D
+		if k, ok := exactKey(o.feats(sl), mark, st, a, D, L, label); ok {
+			t.push(k)
+			refresh()
 		}
-		c := 0
-		for i, r := range fv {
-			if mark[r] == st {
-				c++
-			} else if c+d-1-i < need {
-				return
-			}
-		}
-		t.push(uint64(a+d-2*c)<<32 | uint64(uint32(label)))
-		refresh()
 	}
 	nd := int64(len(P.byDeg))
 

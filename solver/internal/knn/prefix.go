@@ -305,25 +305,13 @@ func (s *searcher) run(u int32, hint []int32) {
 		}
 	}
 	refresh() // the caller may have offered keys already
-	// verify computes the exact distance of v and offers it, giving up as
-	// soon as v cannot reach the overlap it needs to enter.
+	// verify offers v if its exact distance lets it enter.
 	verify := func(v int32, f []int32) {
 		s.cand++
-		d := len(f)
-		need := (a + d - D + 1) >> 1 // overlap for dist <= D
-		if int64(v) > L {
-			need = (a + d - D + 2) >> 1 // overlap for dist < D
+		if k, ok := exactKey(f, mark, st, a, D, L, v); ok {
+			t.push(k)
+			refresh()
 		}
-		c := 0
-		for i, r := range f {
-			if mark[r] == st {
-				c++
-			} else if c+d-1-i < need {
-				return
-			}
-		}
-		t.push(uint64(a+d-2*c)<<32 | uint64(v))
-		refresh()
 	}
 	nd := int64(len(P.byDeg))
 
@@ -426,6 +414,32 @@ lists:
 			refresh()
 		}
 	}
+}
+
+// exactKey is the exact check of both searches (searcher.run and
+// Facilities.nearestOpen): the overlap of the query, of degree a and whose
+// features are marked st in mark, with the candidate id of features f. It
+// returns the candidate's key dist<<32 | id, or false as soon as a missing
+// feature shows that the candidate cannot enter under the worst kept key
+// (D, L): entering needs an overlap of (a+d-D+1)/2 for dist <= D, or
+// (a+d-D+2)/2 when only dist < D enters (id above L), so at most d-need of
+// its d features may be missing. A key returned may still fail to enter:
+// topK.push decides.
+func exactKey(f []int32, mark []uint8, st uint8, a, D int, L int64, id int32) (uint64, bool) {
+	d := len(f)
+	twice := a + d - D + 1 // twice the overlap needed, rounded up
+	if int64(id) > L {
+		twice++
+	}
+	allow, miss := d-twice>>1, 0
+	for _, r := range f {
+		if mark[r] != st {
+			if miss++; miss > allow {
+				return 0, false
+			}
+		}
+	}
+	return uint64(a-d+2*miss)<<32 | uint64(uint32(id)), true
 }
 
 // runFilter applies the length, prefix and positional filters to the run
