@@ -185,6 +185,12 @@ func (pf *File) checkSchema(l Layout) error {
 	if k != parquet.Int32 && k != parquet.Int64 {
 		return pf.schemaErr(fn, "wrong %s type %s, want INT32 or INT64", pick(pf.layout.Shape == ShapeLong, "feature", "element"), leaf.Type())
 	}
+	// An INT32 or INT64 annotated as anything but an integer (a date, a
+	// time, a timestamp, a decimal) holds no ids: its numbers would be
+	// read as features silently.
+	if ann := nonInteger(leaf.Type()); ann != "" {
+		return pf.schemaErr(fn, "wrong %s type %s (%s), want an integer", pick(pf.layout.Shape == ShapeLong, "feature", "element"), k, ann)
+	}
 	pf.featKind = k
 	pf.featSigned = true
 	if lt := leaf.Type().LogicalType(); lt != nil {
@@ -192,7 +198,7 @@ func (pf *File) checkSchema(l Layout) error {
 			pf.featSigned = it.IsSigned
 		}
 	}
-	if ct := leaf.Type().ConvertedType(); ct != nil && (*ct == deprecated.Uint32 || *ct == deprecated.Uint64) {
+	if ct := leaf.Type().ConvertedType(); ct != nil && *ct >= deprecated.Uint8 && *ct <= deprecated.Uint64 {
 		pf.featSigned = false
 	}
 	pf.featCol = leaf.Index()
@@ -210,6 +216,21 @@ func (pf *File) checkSchema(l Layout) error {
 		c = c.Columns()[0]
 	}
 	return nil
+}
+
+// nonInteger names the annotation of t when it is not an integer one
+// (logical type INTEGER, converted types INT_n and UINT_n), else "".
+func nonInteger(t parquet.Type) string {
+	if lt := t.LogicalType(); lt != nil && lt.Value != nil {
+		if _, ok := lt.Value.(*format.IntType); !ok {
+			return lt.String()
+		}
+		return ""
+	}
+	if ct := t.ConvertedType(); ct != nil && (*ct < deprecated.Uint8 || *ct > deprecated.Int64) {
+		return fmt.Sprintf("converted type %d", *ct)
+	}
+	return ""
 }
 
 // pick is a if cond, else b.
