@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/smoothanon/smoothanon/matrix"
 )
 
@@ -154,6 +156,25 @@ func checkRead(t *testing.T, path string, want *matrix.Matrix) {
 		t.Fatalf("read %d rows, want %d", got.NumRows(), want.NumRows())
 	}
 	t.Logf("%s: %d rows, %d files", st.Layout, got.NumRows(), st.Files)
+}
+
+// parquetSchema is the schema of the Parquet file path, on one line.
+func parquetSchema(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(strings.Fields(pf.Schema().String()), " ")
 }
 
 // rowGroups is the number of row groups of the Parquet file path.
@@ -410,6 +431,125 @@ func TestInteropPyarrowRefusals(t *testing.T) {
 			if err == nil || !strings.HasPrefix(err.Error(), path+c.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("got %v, want one line %s%s", err, path, c.want)
 			}
+		})
+	}
+}
+
+// sparkScript writes, in one local Spark session, each job of a JSON
+// list on stdin: the rows (user_id, features) or (user_id, feature) with
+// the Spark SQL type feat_type (int or bigint), as Spark's DataFrame
+// writer writes Parquet with spark.sql.parquet.writeLegacyFormat set to
+// legacy, into the directory path, from 3 partitions (3 part files). It
+// prints each directory's Parquet schema as Spark's reader of the part
+// files states it.
+const sparkScript = `
+import json, sys
+from pyspark.sql import SparkSession
+from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
+spark = (SparkSession.builder.master("local[1]").appName("smoothanon-interop")
+         .config("spark.driver.memory", "512m").config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "1")
+         .config("spark.hadoop.parquet.block.size", "2048")
+         .config("spark.hadoop.parquet.page.size.row.check.min", "10")
+         .getOrCreate())
+for job in json.load(sys.stdin):
+    ft = {"int": IntegerType(), "bigint": LongType()}[job["feat_type"]]
+    if job["long"]:
+        schema = StructType([StructField("user_id", StringType()), StructField("feature", ft)])
+    else:
+        schema = StructType([StructField("user_id", StringType()), StructField("features", ArrayType(ft, job["contains_null"]))])
+    spark.conf.set("spark.sql.parquet.writeLegacyFormat", str(job["legacy"]).lower())
+    rdd = spark.sparkContext.parallelize([tuple(r) for r in job["rows"]], 3)
+    spark.createDataFrame(rdd, schema).write.parquet(job["path"])
+spark.stop()
+`
+
+type sparkJob struct {
+	FeatType     string  `json:"feat_type"`
+	Long         bool    `json:"long"`
+	ContainsNull bool    `json:"contains_null"`
+	Legacy       bool    `json:"legacy"`
+	Rows         [][]any `json:"rows"`
+	Path         string  `json:"path"`
+}
+
+// TestInteropSparkWrites reads the directories Spark's DataFrame writer
+// makes (part files, _SUCCESS, .crc files) of array<int> and
+// array<bigint> features, with containsNull true and false, with
+// writeLegacyFormat false (the standard three-level list) and true
+// (Spark's legacy "bag"/"array" names), and the long form.
+func TestInteropSparkWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Spark cross-check skipped under -short: it starts a JVM")
+	}
+	requirePython(t, "pyspark", "pip install pyspark==3.5.8")
+	if _, err := exec.LookPath("java"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("Spark cross-check: no java on PATH")
+		}
+		t.Skip("Spark cross-check skipped: no java on PATH")
+	}
+	dir := t.TempDir()
+	type sparkCase struct {
+		name string
+		job  sparkJob
+		want *matrix.Matrix
+	}
+	var cases []sparkCase
+	for _, ft := range []string{"int", "bigint"} {
+		rows := engineRows()
+		if ft == "int" {
+			rows = fit(rows, "int32")
+		}
+		var lrows [][]any
+		for _, r := range rows {
+			if r.Null {
+				lrows = append(lrows, []any{r.User, nil})
+			} else {
+				lrows = append(lrows, []any{r.User, r.Feats})
+			}
+		}
+		for _, legacy := range []bool{false, true} {
+			for _, cn := range []bool{true, false} {
+				cases = append(cases, sparkCase{fmt.Sprintf("list/array<%s>/containsNull=%v/legacy=%v", ft, cn, legacy),
+					sparkJob{FeatType: ft, ContainsNull: cn, Legacy: legacy, Rows: lrows}, listWant(rows)})
+			}
+		}
+		pairs := longPairs()
+		if ft == "int" {
+			pairs = fitPairs(pairs, "int32")
+		}
+		var prows [][]any
+		for _, p := range pairs {
+			prows = append(prows, []any{p[0], p[1]})
+		}
+		cases = append(cases, sparkCase{fmt.Sprintf("long/%s", ft),
+			sparkJob{FeatType: ft, Long: true, Rows: prows}, longWant(pairs)})
+	}
+	var jobs []sparkJob
+	for i := range cases {
+		cases[i].job.Path = filepath.Join(dir, fmt.Sprintf("j%02d", i))
+		jobs = append(jobs, cases[i].job)
+	}
+	in, err := json.Marshal(jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runPython(t, sparkScript, in)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			parts, err := filepath.Glob(filepath.Join(c.job.Path, "part-*.parquet"))
+			if err != nil || len(parts) != 3 {
+				t.Fatalf("part files %v (%v), want 3", parts, err)
+			}
+			schema := parquetSchema(t, parts[0])
+			t.Logf("%s: %d row groups, schema %s", filepath.Base(parts[0]), rowGroups(t, parts[0]), schema)
+			// Spark's legacy format writes an array without nulls in the
+			// spec's two-level list encoding, the element the repeated field.
+			if c.job.Legacy && !c.job.ContainsNull && !strings.Contains(schema, "repeated int") {
+				t.Errorf("legacy containsNull=false: schema %s, want the two-level encoding", schema)
+			}
+			checkRead(t, c.job.Path, c.want)
 		})
 	}
 }
