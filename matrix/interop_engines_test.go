@@ -553,3 +553,92 @@ func TestInteropSparkWrites(t *testing.T) {
 		})
 	}
 }
+
+// twoLevel is the spec's legacy two-level list: a LIST-annotated group
+// whose one field is the repeated element itself,
+//
+//	optional group features (LIST) { repeated int64 array; }
+type twoLevel struct{ parquet.Group }
+
+func (twoLevel) Type() parquet.Type { return parquet.List(parquet.Int(64)).Type() }
+
+// TestInteropParquetGoLegacyLists reads the legacy list encodings
+// parquet-go writes: a bare repeated field (a []int64 without the list
+// tag: repeated int64 features, no LIST group) and the two-level LIST
+// group, with empty lists, across several row groups.
+func TestInteropParquetGoLegacyLists(t *testing.T) {
+	rows := engineRows()
+	want := listWant(rows)
+	// A bare repeated field cannot tell a null list from an empty one: both
+	// are empty rows, as the reader reads them.
+	t.Run("bare repeated", func(t *testing.T) {
+		type row struct {
+			UserID   string  `parquet:"user_id"`
+			Features []int64 `parquet:"features"`
+		}
+		path := filepath.Join(t.TempDir(), "bare.parquet")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := parquet.NewGenericWriter[row](f, parquet.MaxRowsPerRowGroup(50))
+		for _, r := range rows {
+			var fs []int64
+			for _, x := range r.Feats {
+				fs = append(fs, *x)
+			}
+			if _, err := w.Write([]row{{r.User, fs}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if s := parquetSchema(t, path); !strings.Contains(s, "repeated int64 features") {
+			t.Fatalf("schema %s", s)
+		}
+		if g := rowGroups(t, path); g < 2 {
+			t.Errorf("%d row groups", g)
+		}
+		checkRead(t, path, want)
+	})
+	t.Run("two-level LIST", func(t *testing.T) {
+		schema := parquet.NewSchema("row", parquet.Group{
+			"user_id":  parquet.String(),
+			"features": parquet.Optional(twoLevel{parquet.Group{"array": parquet.Repeated(parquet.Int(64))}}),
+		})
+		path := filepath.Join(t.TempDir(), "twolevel.parquet")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := parquet.NewWriter(f, schema, parquet.MaxRowsPerRowGroup(50))
+		// Leaf columns in schema order: features.array (0), user_id (1).
+		// Definition levels of features.array: 0 null list, 1 empty, 2 an id.
+		for _, r := range rows {
+			var row parquet.Row
+			switch {
+			case r.Null:
+				row = append(row, parquet.Value{}.Level(0, 0, 0))
+			case len(r.Feats) == 0:
+				row = append(row, parquet.Value{}.Level(0, 1, 0))
+			}
+			for i, x := range r.Feats {
+				row = append(row, parquet.Int64Value(*x).Level(min(i, 1), 2, 0))
+			}
+			row = append(row, parquet.ByteArrayValue([]byte(r.User)).Level(0, 0, 1))
+			if _, err := w.WriteRows([]parquet.Row{row}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		if s := parquetSchema(t, path); !strings.Contains(s, "optional group features (LIST) { repeated int64 array") {
+			t.Fatalf("schema %s", s)
+		}
+		checkRead(t, path, want)
+	})
+}
