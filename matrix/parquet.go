@@ -228,9 +228,23 @@ func nonInteger(t parquet.Type) string {
 		return ""
 	}
 	if ct := t.ConvertedType(); ct != nil && (*ct < deprecated.Uint8 || *ct > deprecated.Int64) {
+		if name, ok := convertedNames[*ct]; ok {
+			return name
+		}
 		return fmt.Sprintf("converted type %d", *ct)
 	}
 	return ""
+}
+
+// convertedNames names the converted types an INT32 or INT64 may carry
+// that are not integers, as the Parquet format spells them.
+var convertedNames = map[deprecated.ConvertedType]string{
+	deprecated.Decimal:         "DECIMAL",
+	deprecated.Date:            "DATE",
+	deprecated.TimeMillis:      "TIME_MILLIS",
+	deprecated.TimeMicros:      "TIME_MICROS",
+	deprecated.TimestampMillis: "TIMESTAMP_MILLIS",
+	deprecated.TimestampMicros: "TIMESTAMP_MICROS",
 }
 
 // pick is a if cond, else b.
