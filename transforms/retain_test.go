@@ -1,8 +1,15 @@
 package transforms
 
 import (
+	"context"
+	"fmt"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/smoothanon/smoothanon/gen"
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/solver"
 )
 
 // The SDK keeps a stage's DoFns and emitters, a plan per bundle
@@ -62,6 +69,68 @@ func TestAccountFnKeepsNoCountsBetweenBundles(t *testing.T) {
 		})
 		if len(got) != 2 || got[3] != [3]int64{1, 1, 1} || got[feature] != [3]int64{1, 1, 1} {
 			t.Fatalf("bundle counted %v, want features 3 and %d once each", got, feature)
+		}
+	}
+}
+
+// TestSolveEmitsLastRowAlone: the last block and set-aside piece a chunk's
+// solve emits, the values its emitters keep, hold one row of their own,
+// not the chunk: nothing of the chunk's rows, its release or the decoded
+// pieces its user ids point into stays reachable through them.
+func TestSolveEmitsLastRowAlone(t *testing.T) {
+	m, err := gen.SBM(gen.SBMParams{N: 2000, S: 100, Q: 0.5, P: 0.005, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 500) // user ids of 500 bytes: the chunk's ids hold 1 MB
+	for i := range m.Users {
+		m.Users[i] = fmt.Sprintf("%s%06d", long, i)
+	}
+	fn := &solveFn{Solver: solver.Params{K: 4, Mode: matrix.Smooth, Seed: 3, Workers: 1, Start: solver.StartMondrian}, PoolShare: 0.4}
+	for _, pieces := range []int{1, 4} {
+		// The chunk arrives as decoded pieces, as from the runner.
+		var enc [][]byte
+		for p := range pieces {
+			var rows []int
+			for i := p; i < m.NumRows(); i += pieces {
+				rows = append(rows, i)
+			}
+			enc = append(enc, encChunkBlock(ChunkBlock{Block: KeyedBlock{Rows: pick(m, rows), Seed: 1}, Chunks: 2}))
+		}
+		var lastOut OutBlock
+		var lastAside PoolBlock
+		var lastStat ChunkStat
+		rows, aside := 0, 0
+		err := func() error {
+			var blocks []ChunkBlock
+			for _, e := range enc {
+				c, err := decChunkBlock(e)
+				if err != nil {
+					return err
+				}
+				blocks = append(blocks, c)
+			}
+			return fn.ProcessElement(context.Background(), 0, iterOf(blocks),
+				func(o OutBlock) { lastOut = o; rows += o.In.NumRows() },
+				func(_ int64, b PoolBlock) { lastAside = b; aside += b.In.NumRows() },
+				func(s ChunkStat) { lastStat = s })
+		}()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows+aside != m.NumRows() || aside == 0 {
+			t.Fatalf("%d rows released and %d set aside of %d", rows, aside, m.NumRows())
+		}
+		if lastOut.In.NumRows() != 1 || lastOut.Out.NumRows() != 1 || lastAside.In.NumRows() != 1 {
+			t.Errorf("last block of %d rows, last piece of %d; want 1 each", lastOut.In.NumRows(), lastAside.In.NumRows())
+		}
+		kept := heapAfterGC()
+		runtime.KeepAlive(&lastOut)
+		runtime.KeepAlive(&lastAside)
+		runtime.KeepAlive(&lastStat)
+		lastOut, lastAside, lastStat = OutBlock{}, PoolBlock{}, ChunkStat{}
+		if held := kept - heapAfterGC(); held > 64<<10 {
+			t.Errorf("%d pieces: the last values emitted hold %d KiB", pieces, held>>10)
 		}
 	}
 }
