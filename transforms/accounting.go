@@ -8,6 +8,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -134,14 +135,25 @@ func (fn *accountFn) flush(emit func(int64, featCounts)) {
 }
 
 // bundleCounts holds (held, released, kept) per feature: in an array
-// indexed by id below denseFeatures, kept between bundles and zeroed
-// where it was touched (so a bundle's cost follows its entries, not the
-// largest id), and in a map above.
+// indexed by id below denseFeatures, zeroed where it was touched and
+// handed on to the process's next bundle through denseCounts (so a
+// bundle's cost follows its entries, not the largest id), and in a map
+// above.
 type bundleCounts struct {
 	dense   [][3]uint32
 	touched []uint32 // ids of dense counts that are not zero
 	sparse  map[uint32]*[3]uint32
 }
+
+// denseCounts holds the zeroed dense arrays of counts whose bundle has
+// emitted them, for the next bundle of any accountFn in the process. The
+// array cannot stay in its DoFn: the SDK keeps a stage's DoFns, each in a
+// plan of its own, as long as the runner's bundle descriptor lives, and
+// Flink registers a descriptor per partition, so a stage of many
+// partitions would keep an array per partition it has run
+// (docs/decisions/023-worker-retention.md). The pool holds about one per
+// bundle running at once, and the collector frees those no bundle takes.
+var denseCounts sync.Pool
 
 // at returns feature f's counts; the pointer is good until the next call.
 func (c *bundleCounts) at(f uint32) *[3]uint32 {
@@ -156,6 +168,11 @@ func (c *bundleCounts) at(f uint32) *[3]uint32 {
 		}
 		return v
 	}
+	if c.dense == nil {
+		if d, ok := denseCounts.Get().(*[][3]uint32); ok {
+			c.dense = *d
+		}
+	}
 	if int(f) >= len(c.dense) {
 		c.dense = slices.Grow(c.dense, max(int(f)+1, 2*len(c.dense))-len(c.dense))
 		c.dense = c.dense[:cap(c.dense)]
@@ -168,14 +185,19 @@ func (c *bundleCounts) at(f uint32) *[3]uint32 {
 }
 
 // each calls fn for every feature counted, in ascending id order, and
-// empties c.
+// empties c, giving its dense array, zeroed, to denseCounts.
 func (c *bundleCounts) each(fn func(uint32, [3]uint32)) {
 	slices.Sort(c.touched)
 	for _, f := range c.touched {
 		fn(f, c.dense[f])
 		c.dense[f] = [3]uint32{}
 	}
-	c.touched = c.touched[:0]
+	c.touched = nil
+	if c.dense != nil {
+		d := c.dense
+		denseCounts.Put(&d)
+		c.dense = nil
+	}
 	fs := slices.Sorted(maps.Keys(c.sparse))
 	for _, f := range fs {
 		fn(f, *c.sparse[f])

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -210,9 +211,14 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*C
 		share = 0
 	}
 	if pooled := worstServed(m, rel, res.Cluster, share); len(pooled) > 0 {
-		for _, b := range poolBlocks(chunk, m, rel, pooled) {
+		// The last piece is one row of its own, as emitBlocks's last block.
+		last := len(pooled) - 1
+		for _, b := range poolBlocks(chunk, m, rel, pooled[:last]) {
 			setAside(chunk, b)
 		}
+		b := poolBlocks(chunk, m, rel, pooled[last:])[0]
+		b.In.Users[0] = strings.Clone(b.In.Users[0])
+		setAside(chunk, b)
 		kept := others(rows, pooled)
 		km, kr := pick(m, kept), pick(rel, kept)
 		m, rel = &km, &kr
@@ -281,14 +287,34 @@ func checkRelease(what string, in, rel *matrix.Matrix) error {
 }
 
 // emitBlocks emits the rows of in and their release rel as OutBlocks
-// bounded by MaxBlockRows and MaxBlockEntries, sharing their arrays.
+// bounded by MaxBlockRows and MaxBlockEntries, sharing their arrays, but
+// for the last row, which goes alone in a block of its own (ownRow).
+//
+// The SDK's registered emitters keep the last value they emitted, and the
+// SDK keeps a stage's plan, emitters included, as long as the runner's
+// bundle descriptor lives; Flink registers a descriptor per partition. A
+// last block sharing in's arrays would keep the whole chunk or pool (and
+// the decoded pieces its user ids point into) once per partition the
+// stage has run (docs/decisions/023-worker-retention.md).
 func emitBlocks(in, rel *matrix.Matrix, emit func(OutBlock)) {
-	rows := in.NumRows()
+	rows := in.NumRows() - 1
 	for lo, hi := 0, 0; lo < rows; lo = hi {
 		for hi = lo + 1; hi < rows && !full(hi-lo, int(in.Offsets[hi]-in.Offsets[lo]+rel.Offsets[hi]-rel.Offsets[lo])); hi++ {
 		}
 		emit(OutBlock{In: slice(in, lo, hi), Out: slice(rel, lo, hi)})
 	}
+	if rows >= 0 {
+		b := OutBlock{In: ownRow(in, rows), Out: ownRow(rel, rows)}
+		b.Out.Users = b.In.Users
+		emit(b)
+	}
+}
+
+// ownRow returns row i of m as a matrix of one row that shares no memory
+// with m, its user id included.
+func ownRow(m *matrix.Matrix, i int) matrix.Matrix {
+	r := m.Row(i)
+	return matrix.Matrix{Users: []string{strings.Clone(m.Users[i])}, Offsets: []int64{0, int64(len(r))}, Features: slices.Clone(r)}
 }
 
 // others lists 0..n-1 without the ascending rows.
