@@ -75,16 +75,18 @@ func (fn *readPairsFn) ProcessElement(ctx context.Context, g RowGroup, emit func
 	}
 	defer f.Close()
 	var (
-		user  string
-		buf   []uint32
-		pairs int64
+		user            string
+		buf             []uint32
+		pairs, repeated int64
 	)
 	flush := func() {
 		if len(buf) == 0 {
 			return
 		}
 		slices.Sort(buf)
+		n := len(buf)
 		buf = slices.Compact(buf)
+		repeated += int64(n - len(buf))
 		emit(user, appendGaps(nil, buf))
 		buf = buf[:0]
 	}
@@ -102,6 +104,7 @@ func (fn *readPairsFn) ProcessElement(ctx context.Context, g RowGroup, emit func
 	}
 	flush()
 	pairsRead.Inc(ctx, pairs)
+	pairsRepeated.Inc(ctx, repeated) // within a run; groupUserFn counts those across runs
 	rowGroupsRead.Inc(ctx, 1)
 	return nil
 }
