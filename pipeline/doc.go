@@ -23,8 +23,12 @@
 // order (TestDocStages builds the graph for each optional stage's switch
 // and compares its top-level transforms with this list):
 //
-//   - Read: the input files, each row group a unit of work, into blocks
-//     of rows ([transforms.Read]).
+//   - Read, when the input is list form: the input files, each row group
+//     a unit of work, into blocks of rows ([transforms.Read]).
+//   - GroupPairs, when the input is long form: the input files' pairs,
+//     each row group a unit of work, grouped by user in a shuffle into
+//     the blocks of rows Read makes of list form, repeated pairs dropped
+//     ([transforms.GroupPairs]).
 //   - Pseudonymize, when Params.PseudonymKey is set: every user id
 //     replaced by its pseudonym before anything is keyed, sorted or
 //     sharded by it ([transforms.Pseudonymize]).

@@ -37,12 +37,20 @@ func docStages(t *testing.T) []docStage {
 	return stages
 }
 
+// longLayout is a long-form input's resolved layout.
+var longLayout = matrix.Layout{Shape: matrix.ShapeLong, User: matrix.ColUserID, Feature: matrix.ColFeature}
+
 // topLevelStages returns the top-level scopes of p's job graph in the
 // order their first transform appears, and the transforms outside every
-// scope (which the doc's list could not name).
+// scope (which the doc's list could not name). The input has p.Layout
+// when that names a shape, else the default list form.
 func topLevelStages(t *testing.T, p Params) (stages, outside []string) {
 	t.Helper()
-	edges, _, err := Build(p, Input{Files: []string{"in.parquet"}, Rows: 1000, FeatureValues: 5000}, "staging").Build()
+	in := Input{Files: []string{"in.parquet"}, Rows: 1000, FeatureValues: 5000}
+	if p.Layout.Shape != matrix.ShapeAuto {
+		in.Layout = p.Layout
+	}
+	edges, _, err := Build(p, in, "staging").Build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +79,8 @@ func TestDocStages(t *testing.T) {
 	conditions := map[string]func(Params) bool{
 		"Params.PseudonymKey is set": func(p Params) bool { return p.PseudonymKey != nil },
 		"Params.PoolShare > 0":       func(p Params) bool { return p.PoolShare > 0 },
+		"the input is list form":     func(p Params) bool { return p.Layout.Shape != matrix.ShapeLong },
+		"the input is long form":     func(p Params) bool { return p.Layout.Shape == matrix.ShapeLong },
 	}
 	doc := docStages(t)
 	for _, s := range doc {
@@ -93,6 +103,10 @@ func TestDocStages(t *testing.T) {
 		"key two_hop":  func(p *Params) { p.Key = transforms.KeyTwoHop },
 		"key minhash":  func(p *Params) { p.Key = transforms.KeyMinHash },
 		"key spectral": func(p *Params) { p.Key = transforms.KeySpectral },
+		"long form":    func(p *Params) { p.Layout = longLayout },
+		"long, no pools, pseudonyms": func(p *Params) {
+			p.Layout, p.PoolShare, p.PseudonymKey = longLayout, 0, &key
+		},
 	} {
 		p := base
 		edit(&p)

@@ -79,8 +79,12 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 		names = append(names, t.GetUniqueName())
 	}
 	sort.Strings(names)
-	fmt.Fprintf(w, "# dry run: %d input files, %d rows, ~%d chunks, %s, %d transforms, runner %s, input %s\n",
-		len(in.Files), in.Rows, max(1, in.Rows/p.ChunkSize), plan, len(names), p.Runner, in.layout())
+	size := fmt.Sprintf("%d rows, ~%d chunks", in.Rows, max(1, in.Rows/p.ChunkSize))
+	if in.long() {
+		size = fmt.Sprintf("%d pairs, chunks from the users the job groups", in.Rows)
+	}
+	fmt.Fprintf(w, "# dry run: %d input files, %s, %s, %d transforms, runner %s, input %s\n",
+		len(in.Files), size, plan, len(names), p.Runner, in.layout())
 	_, err = io.WriteString(w, prototext.Format(model))
 	return err
 }

@@ -43,8 +43,10 @@ type Params struct {
 	Input string
 	// Layout is the input's shape and columns (matrix.Layout); every file
 	// must have the same. Optional; default the zero Layout: the shape
-	// from the schema, columns user_id and features or feature. Run takes
-	// list form only: a long-form input is refused before the job starts.
+	// from the schema, columns user_id and features or feature. A
+	// long-form input's pairs are grouped by user in the job
+	// (transforms.GroupPairs); a user without features has no pair, so
+	// is absent from such an input and its release.
 	Layout matrix.Layout
 	// Output is the release directory, local or a gs:// or s3:// URI.
 	// Required; must not exist or be empty unless Overwrite.
@@ -205,7 +207,8 @@ func (e *InputError) Unwrap() error { return e.Err }
 type Input struct {
 	// Files are the input files, sorted.
 	Files []string
-	// Rows is the number of rows of all files.
+	// Rows is the number of rows of all files: in long form, the pairs,
+	// which bound the users from above.
 	Rows int64
 	// FeatureValues bounds the entries of all files from above
 	// (matrix.File.FeatureValues).
@@ -213,6 +216,18 @@ type Input struct {
 	// Layout is the files' resolved layout (matrix.InspectFiles); the zero
 	// Layout stands for list form with the default columns.
 	Layout matrix.Layout
+}
+
+// long says the input is long form: its rows are pairs, and the users
+// are known only once the job has grouped them.
+func (in Input) long() bool { return in.Layout.Shape == matrix.ShapeLong }
+
+// users is the input's users when the footers tell (list form), else 0.
+func (in Input) users() int64 {
+	if in.long() {
+		return 0
+	}
+	return in.Rows
 }
 
 // layout is in.Layout, the zero Layout resolved to list form with the
@@ -227,8 +242,7 @@ func (in Input) layout() matrix.Layout {
 // Inspect lists the input files, checks that each opens with the
 // columns of l and is not a release (matrix.OpenInputAs), that all share
 // one layout, and returns them with that layout and the counts from
-// their footers. A long-form input is refused: the pipeline reads list
-// form.
+// their footers.
 func Inspect(spec string, l matrix.Layout) (Input, error) {
 	files, err := matrix.ListFiles(spec)
 	if err != nil {
@@ -237,9 +251,6 @@ func Inspect(spec string, l matrix.Layout) (Input, error) {
 	in := Input{Files: files}
 	if in.Layout, in.Rows, in.FeatureValues, err = matrix.InspectFiles(files, l); err != nil {
 		return Input{}, err
-	}
-	if in.Layout.Shape == matrix.ShapeLong {
-		return Input{}, fmt.Errorf("%s: long form (%s, %s): run reads list form only (one row per user; solve takes long form)", files[0], in.Layout.User, in.Layout.Feature)
 	}
 	return in, nil
 }
@@ -265,7 +276,12 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	files := append([]string(nil), in.Files...)
 	sort.Strings(files)
 	pl, s := beam.NewPipelineWithRoot()
-	rows := transforms.Read(s, files, transforms.ReadParams{Layout: in.layout()})
+	var rows beam.PCollection
+	if in.long() {
+		rows = transforms.GroupPairs(s, files, transforms.GroupParams{Layout: in.layout()})
+	} else {
+		rows = transforms.Read(s, files, transforms.ReadParams{Layout: in.layout()})
+	}
 	md := release.FileMetadata(p.PseudonymKey)
 	if p.PseudonymKey != nil {
 		rows = transforms.Pseudonymize(s, rows, transforms.PseudonymizeParams{Key: *p.PseudonymKey})
@@ -273,7 +289,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	k, mode := p.Solver.K, p.Solver.Mode
 	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Solver.Seed, Key: p.Key, Iterations: p.SpectralIterations})
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(k), K: int64(k),
-		Total: in.Rows, Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
+		Total: in.users(), Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
 	sp := transforms.SolveParams{Solver: p.Solver, PoolShare: p.PoolShare}
 	out, setAside, chunkStats := transforms.Solve(s, chunks, sp)
 	var stats []beam.PCollection
@@ -363,7 +379,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 			return nil, err
 		}
 	}
-	lc, err := release.Begin(ctx, release.Plan{InputSpec: p.Input, InputFiles: in.Files, InputRows: in.Rows, Output: out, Dir: true, RunID: p.RunID,
+	lc, err := release.Begin(ctx, release.Plan{InputSpec: p.Input, InputFiles: in.Files, InputRows: in.users(), Output: out, Dir: true, RunID: p.RunID,
 		Overwrite: p.Overwrite, Report: p.Report, Stdout: p.Stdout, KeyOut: p.KeyOut, Date: p.Date, Gate: p.Gate,
 		FeatureTable: p.FeatureTable}, p.Stderr)
 	var ap *release.AlreadyPublishedError
@@ -457,7 +473,13 @@ func runJob(lc *release.Run, p Params, in Input, h hooks, res *Result) (*smootha
 
 // describeRun adds what the launcher knows of the run to the job's report.
 func describeRun(rep *smoothanonpb.RunReport, p Params, in Input, auto autoChoices, secs float64, res *Result) {
-	rep.Input = release.DescribeInput(matrix.ReadStats{Layout: in.layout()})
+	st := matrix.ReadStats{Layout: in.layout()}
+	if in.long() {
+		// Every row of a long-form file is a pair; the job counts the
+		// repeats it drops, when the runner reports its counters.
+		st.Pairs, st.DroppedPairs = in.Rows, res.Counters["smoothanon/pairs_repeated"]
+	}
+	rep.Input = release.DescribeInput(st)
 	if rep.Pipeline == nil {
 		rep.Pipeline = &smoothanonpb.PipelineInfo{}
 	}

@@ -97,7 +97,10 @@ func sampleRows(files []string, lay matrix.Layout, maxRows, slots int) ([][]uint
 }
 
 // sampleFile appends to rows up to quota non-empty rows of path, in equal
-// shares from up to ranges equal ranges of its row groups.
+// shares from up to ranges equal ranges of its row groups. In long form a
+// sampled row is a run of consecutive pairs of one user: the whole user
+// where the file keeps a user's pairs together (as exports grouped by
+// user do), a part of one where it does not.
 func sampleFile(rows [][]uint32, path string, lay matrix.Layout, ranges, quota int) ([][]uint32, error) {
 	f, err := matrix.OpenFileAs(path, lay)
 	if err != nil {
@@ -109,7 +112,9 @@ func sampleFile(rows [][]uint32, path string, lay matrix.Layout, ranges, quota i
 	for i := 0; i < ng; i++ {
 		share := quota / ng
 		for grp := i * g / ng; grp < (i+1)*g/ng && share > 0; grp++ {
-			err := f.ReadRowGroup(grp, func(_ string, feats []uint32) error {
+			var user string
+			var long []uint32 // the pairs of user read last (long form)
+			take := func(feats []uint32) error {
 				if share == 0 {
 					return errSampleFull
 				}
@@ -118,7 +123,26 @@ func sampleFile(rows [][]uint32, path string, lay matrix.Layout, ranges, quota i
 					share--
 				}
 				return nil
+			}
+			err := f.ReadRowGroup(grp, func(u string, feats []uint32) error {
+				if lay.Shape != matrix.ShapeLong {
+					return take(feats)
+				}
+				if u != user && len(long) > 0 {
+					slices.Sort(long)
+					if err := take(slices.Compact(long)); err != nil {
+						return err
+					}
+					long = long[:0]
+				}
+				user = u
+				long = append(long, feats...)
+				return nil
 			})
+			if err == nil && len(long) > 0 {
+				slices.Sort(long)
+				err = take(slices.Compact(long))
+			}
 			if err != nil && !errors.Is(err, errSampleFull) {
 				return nil, err
 			}

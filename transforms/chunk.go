@@ -215,7 +215,9 @@ type boundsFn struct {
 
 func (fn *boundsFn) ProcessElement(_ []byte, sample func(*[]byte) bool, total int, emit func(Bounds)) error {
 	if int64(total) < fn.K {
-		return fmt.Errorf("input has %d rows, fewer than k=%d: no k-anonymous release exists", total, fn.K)
+		// About the input, not the runner: the launcher reports it as bad
+		// input (a long-form input's users are first counted here).
+		return &jobError{fmt.Errorf("input has %d users, fewer than k=%d: no k-anonymous release exists", total, fn.K)}
 	}
 	var keys [][]byte
 	var k []byte

@@ -14,6 +14,9 @@
 //
 //   - [Read]: Parquet files, each row group a unit of work, into a
 //     PCollection<matrix.Matrix> of blocks of rows.
+//   - [GroupPairs]: long-form Parquet files, one (user, feature) pair
+//     per row, grouped by user in a shuffle into the PCollection of
+//     blocks of rows that Read makes of list form.
 //   - [Pseudonymize]: blocks of rows to blocks whose user ids are
 //     pseudonyms under [PseudonymizeParams].Key.
 //   - [Signature]: blocks of rows to PCollection<KeyedBlock>, each row

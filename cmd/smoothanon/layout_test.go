@@ -107,7 +107,7 @@ func TestSolveLongForm(t *testing.T) {
 }
 
 // TestLayoutRefused: bad long-form input is one line naming file, row
-// and column, exit 2, and nothing is written; run takes list form only.
+// and column, exit 2, and nothing is written, for run as for solve.
 func TestLayoutRefused(t *testing.T) {
 	dir := t.TempDir()
 	one := int64(1)
@@ -133,7 +133,10 @@ func TestLayoutRefused(t *testing.T) {
 		{[]string{"solve", "--input", list, "--user_column", "uid"}, list + ": column uid: missing column (schema has user_id, features)"},
 		{[]string{"baseline", "--method", "mondrian", "--input", mixed, "--feature_column", "interest"}, filepath.Join(mixed, "a.parquet") + ": column interest: missing column"},
 		{[]string{"solve", "--input", mixed, "--input_shape", "auto"}, filepath.Join(mixed, "b.parquet") + ": column feature: long form (user_id, feature), but " + filepath.Join(mixed, "a.parquet") + " is list form (user_id, features): files of mixed shapes in one input"},
-		{[]string{"run", "--input", null, "--feature_column", "interest"}, null + ": long form (user_id, interest): run reads list form only"},
+		{[]string{"run", "--input", null, "--feature_column", "interest"}, null + ": row 2: column interest: null feature"},
+		{[]string{"run", "--input", list, "--input_shape", "long", "--feature_column", "features"}, list + ": column features: a list where a scalar was expected (long form: one feature per row)"},
+		{[]string{"run", "--input", list, "--user_column", "uid"}, list + ": column uid: missing column (schema has user_id, features)"},
+		{[]string{"run", "--input", mixed, "--input_shape", "auto"}, filepath.Join(mixed, "b.parquet") + ": column feature: long form (user_id, feature), but " + filepath.Join(mixed, "a.parquet") + " is list form (user_id, features): files of mixed shapes in one input"},
 		{[]string{"solve", "--input", list, "--input_shape", "wide"}, "invalid value \"wide\" for flag -input_shape"},
 	} {
 		args := append(c.args, "--output", out+".parquet", "--k", "2")
