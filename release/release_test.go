@@ -618,6 +618,12 @@ func TestStoreFailsDuringPublish(t *testing.T) {
 				if took := time.Since(start); err == nil || took > 3*time.Second+10*time.Second || strings.Contains(err.Error(), "\n") {
 					t.Fatalf("finish with a dead store: %v after %v", err, took)
 				}
+				// A request of the failed run must not reach the store late.
+				for deadline := time.Now().Add(10 * time.Second); proxy.Held() > 0; time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("the proxy still holds %d requests of the failed run", proxy.Held())
+					}
+				}
 				proxy.Pass()
 				if _, err := storage.ReadManifest(ctx, out); !errors.Is(err, storage.ErrNotRelease) {
 					t.Fatalf("published with a dead store: %v", err)

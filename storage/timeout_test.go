@@ -195,6 +195,12 @@ func TestTimeoutProxy(t *testing.T) {
 			if p.Requests() <= n+1 {
 				t.Fatalf("the proxy saw %d requests after the first", p.Requests()-n-1)
 			}
+			// A Remove that timed out must not reach the store after Pass.
+			for deadline := time.Now().Add(10 * time.Second); p.Held() > 0; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the proxy still holds %d requests of clients that gave up", p.Held())
+				}
+			}
 			p.Pass()
 			if b, err := storage.ReadFile(ctx, root+"/obj.bin"); err != nil || !bytes.Equal(b, data) {
 				t.Fatalf("after Pass: %v", err)

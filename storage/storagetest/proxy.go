@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -72,6 +73,7 @@ type Proxy struct {
 	passLeft int  // requests still to forward before mode then
 	then     Mode // the mode after passLeft requests
 	requests int
+	held     int           // requests waiting in Stall mode now
 	changed  chan struct{} // closed and replaced at every mode change
 }
 
@@ -149,6 +151,16 @@ func (p *Proxy) AfterRequests(n int, m Mode) {
 	p.notifyLocked()
 }
 
+// Held is how many requests the proxy holds now. A held request whose
+// client gave up is dropped as soon as the server sees its connection
+// close: wait for Held to reach 0 before Pass when such a request must
+// not reach the store late (a Remove that timed out, say).
+func (p *Proxy) Held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held
+}
+
 // Requests is how many requests the proxy has received.
 func (p *Proxy) Requests() int {
 	p.mu.Lock()
@@ -194,6 +206,17 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.requests++
 	p.mu.Unlock()
+	// The server sees a client close its connection only once the
+	// request's body is read: read it now, so that a held request whose
+	// client gave up is dropped rather than forwarded later.
+	if r.Body != nil && r.Body != http.NoBody {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			closeConn(w)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(b))
+	}
 	for {
 		m, changed := p.next()
 		switch m {
@@ -207,14 +230,31 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			closeConn(w)
 			return
 		}
-		select {
-		case <-changed:
-		case <-r.Context().Done():
-			return
-		case <-p.done:
+		if !p.hold(r.Context(), changed) {
 			closeConn(w)
 			return
 		}
+	}
+}
+
+// hold waits in Stall mode until the mode may have changed (true), or
+// the client gives up or the test ends (false).
+func (p *Proxy) hold(ctx context.Context, changed <-chan struct{}) bool {
+	p.mu.Lock()
+	p.held++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.held--
+		p.mu.Unlock()
+	}()
+	select {
+	case <-changed:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-p.done:
+		return false
 	}
 }
 
