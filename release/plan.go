@@ -28,10 +28,16 @@ type Plan struct {
 	// output whose manifest carries RunID does nothing. Required when
 	// Dir; CheckRunID's alphabet.
 	RunID string
-	// InputRows is the input's rows (from its footers), when known: a
-	// release of RunID whose rows differ is not taken for this night's.
-	// Optional; 0 skips the check.
+	// InputRows is the rows of the input files, from their footers (in
+	// long form, the pairs), when known. The manifest records it, and a
+	// release of RunID that records other input rows is not taken for
+	// this night's. Optional; 0 skips the check.
 	InputRows int64
+	// Users is the rows the release must hold, when the footers tell
+	// (list form: InputRows; long form: unknown before the job groups
+	// the pairs). A release of RunID with other total rows is not taken
+	// for this night's. Optional; 0 skips the check.
+	Users int64
 	// Overwrite allows replacing a published release (and a report that
 	// is not a failed run's). Nothing that is not a release's own file is
 	// ever replaced or deleted. Optional; default false.

@@ -105,7 +105,7 @@ func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA 
 		return nil, err
 	}
 	m := &storage.Manifest{Version: storage.ManifestVersion, RunID: r.plan.RunID, ReportSHA256: reportSHA,
-		UserIDs: r.userIDs(), KeyFingerprint: r.fingerprint()}
+		InputRows: r.plan.InputRows, UserIDs: r.userIDs(), KeyFingerprint: r.fingerprint()}
 	var moved []string
 	undo := func() {
 		for _, uri := range moved {

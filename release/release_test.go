@@ -720,19 +720,28 @@ func TestTamperedManifest(t *testing.T) {
 	}
 	t.Run("rerun of another input's release", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "rel")
-		r, err := Begin(ctx, dirPlan(in, out, "n1"), nil)
+		first := dirPlan(in, out, "n1")
+		first.InputRows = 20 // long form: 20 pairs of 6 users
+		r, err := Begin(ctx, first, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := r.Finish(Outcome{Report: fakeJob(t, r, rowsOf("a", 6), 2)}); err != nil {
 			t.Fatal(err)
 		}
+		if m, _ := storage.ReadManifest(ctx, out); m.InputRows != 20 {
+			t.Fatalf("the manifest records %d input rows, want 20", m.InputRows)
+		}
 		p := dirPlan(in, out, "n1")
-		p.InputRows = 7
+		p.InputRows = 21 // long form: the users are not known before the job
+		if _, err := Begin(ctx, p, nil); err == nil || !strings.Contains(err.Error(), "made from 20 input rows, but the input has 21") {
+			t.Errorf("rerun of a long-form input with other pairs: %v", err)
+		}
+		p.InputRows, p.Users = 20, 7
 		if _, err := Begin(ctx, p, nil); err == nil || !strings.Contains(err.Error(), "with 6 rows, but the input has 7") {
 			t.Errorf("rerun over another input's release: %v", err)
 		}
-		p.InputRows = 6
+		p.Users = 6
 		m, _ := storage.ReadManifest(ctx, out)
 		os.Remove(filepath.Join(out, m.Shards[0].Name))
 		if _, err := Begin(ctx, p, nil); err == nil || !strings.Contains(err.Error(), "lacks its shard") {

@@ -174,9 +174,13 @@ func (s dirState) check(p Plan) error {
 // (every shard listed is there), before a rerun takes the night as done.
 func (s dirState) matches(p Plan) error {
 	m := s.manifest
-	if p.InputRows > 0 && m.TotalRows != p.InputRows {
+	if p.InputRows > 0 && m.InputRows > 0 && m.InputRows != p.InputRows {
+		return fmt.Errorf("--output %s holds a release of run %s made from %d input rows, but the input has %d: not this input's release; pass another --run_id (with --overwrite) to replace it",
+			p.Output, p.RunID, m.InputRows, p.InputRows)
+	}
+	if p.Users > 0 && m.TotalRows != p.Users {
 		return fmt.Errorf("--output %s holds a release of run %s with %d rows, but the input has %d: not this input's release; pass another --run_id (with --overwrite) to replace it",
-			p.Output, p.RunID, m.TotalRows, p.InputRows)
+			p.Output, p.RunID, m.TotalRows, p.Users)
 	}
 	for _, sh := range m.Shards {
 		if !slices.Contains(s.names, sh.Name) {

@@ -30,6 +30,10 @@ type Manifest struct {
 	Shards []Shard `json:"shards"`
 	// TotalRows is the sum of the shards' rows.
 	TotalRows int64 `json:"total_rows"`
+	// InputRows is the rows of the input files the release was made
+	// from, from their footers (in long form, the user–feature pairs).
+	// 0 when unknown (manifests written before it was recorded).
+	InputRows int64 `json:"input_rows,omitempty"`
 	// ReportSHA256 is the hex SHA-256 of the run report (protojson) the
 	// publish judged the release by.
 	ReportSHA256 string `json:"report_sha256"`
