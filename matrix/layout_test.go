@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 type longRow struct {
@@ -55,6 +57,40 @@ func TestLongForm(t *testing.T) {
 	m2, st2, err := ReadMatrix(list, ReadOptions{})
 	if err != nil || !m2.Equal(m) || st2.Layout != (Layout{ShapeList, ColUserID, ColFeatures}) {
 		t.Errorf("list form: %+v %+v %v, want the long form's rows", m2, st2, err)
+	}
+}
+
+// TestWriteLongForm: a Writer in long form writes a row per feature
+// (user_id STRING, feature INT64, small row groups), its users without
+// features have no row, and the file reads back as the same users.
+func TestWriteLongForm(t *testing.T) {
+	m := New(0, 0)
+	m.Append("b", []uint32{1, 4, 1<<32 - 1})
+	m.Append("a", nil)
+	m.Append("c", []uint32{0})
+	path := filepath.Join(t.TempDir(), "long.parquet")
+	if err := WriteMatrix(path, m, WriterOptions{Shape: ShapeLong, RowGroupRows: 2}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, groups := f.NumRows(), len(f.pf.RowGroups())
+	kind := f.pf.Schema().Fields()[1].Type().Kind()
+	f.Close()
+	if rows != 4 || groups != 2 || kind != parquet.Int64 {
+		t.Errorf("long file: %d rows in %d row groups, feature %v; want 4 in 2, INT64", rows, groups, kind)
+	}
+	got, st, err := ReadMatrix(path, ReadOptions{})
+	want := New(0, 0)
+	want.Append("b", m.Row(0))
+	want.Append("c", m.Row(2))
+	if err != nil || !got.Equal(want) || st.Layout.Shape != ShapeLong || st.Pairs != 4 {
+		t.Errorf("read back %+v (%+v, %v), want %+v in long form, 4 pairs", got, st, err, want)
+	}
+	if _, err := Create(filepath.Join(t.TempDir(), "x"), WriterOptions{Shape: Shape(9)}); err == nil {
+		t.Error("Create with shape 9 succeeded")
 	}
 }
 

@@ -41,6 +41,13 @@ type parquetRow struct {
 	Features []uint32 `parquet:"features,list"`
 }
 
+// pairRow is the schema of the long form Writer writes: one row per
+// (user, feature) pair, the feature an INT64 as warehouses export ids.
+type pairRow struct {
+	UserID  string `parquet:"user_id"`
+	Feature int64  `parquet:"feature"`
+}
+
 // FileError is an error tied to an input file, and where known a row and column.
 type FileError struct {
 	Path   string
@@ -691,19 +698,27 @@ func finishRead(spec string, m *Matrix, src *rowSources, opts ReadOptions, st Re
 type Writer struct {
 	path string
 	out  *storage.Writer
-	w    *parquet.GenericWriter[parquetRow]
+	w    *parquet.GenericWriter[parquetRow] // list form
 	buf  []parquetRow
+	lw   *parquet.GenericWriter[pairRow] // long form
+	lbuf []pairRow
 	rows int64
 	err  error
 }
 
 // WriterOptions control a Writer.
 type WriterOptions struct {
-	// RowGroupRows is the number of rows per row group. Optional; default DefaultRowGroupRows.
+	// RowGroupRows is the number of Parquet rows per row group (in long
+	// form, pairs). Optional; default DefaultRowGroupRows.
 	RowGroupRows int64
 	// Metadata is written to the file's key/value metadata, in key order.
 	// Optional; default none (the file's bytes are then as without it).
 	Metadata map[string]string
+	// Shape is the file's shape: ShapeList, columns ColUserID and
+	// ColFeatures (a list of UINT32), or ShapeLong, one row per feature
+	// of a user, columns ColUserID and ColFeature (INT64); a user without
+	// features has no row in long form. Optional; default ShapeList.
+	Shape Shape
 }
 
 // Create starts writing path, a local path or a URI.
@@ -711,26 +726,47 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 	if opts.RowGroupRows <= 0 {
 		opts.RowGroupRows = DefaultRowGroupRows
 	}
+	if opts.Shape != ShapeList && opts.Shape != ShapeLong && opts.Shape != ShapeAuto {
+		return nil, fmt.Errorf("%s: writer shape %v, want list or long", path, opts.Shape)
+	}
 	out, err := storage.Create(context.Background(), path)
 	if err != nil {
 		return nil, err
 	}
-	w := parquet.NewGenericWriter[parquetRow](out, append([]parquet.WriterOption{
+	wopts := append([]parquet.WriterOption{
 		parquet.Compression(&parquet.Zstd),
 		parquet.MaxRowsPerRowGroup(opts.RowGroupRows),
 		parquet.CreatedBy("smoothanon", "", ""),
-	}, metadataOptions(opts.Metadata)...)...)
-	return &Writer{path: path, out: out, w: w, buf: make([]parquetRow, 0, 1024)}, nil
+	}, metadataOptions(opts.Metadata)...)
+	w := &Writer{path: path, out: out}
+	if opts.Shape == ShapeLong {
+		w.lw, w.lbuf = parquet.NewGenericWriter[pairRow](out, wopts...), make([]pairRow, 0, 8192)
+	} else {
+		w.w, w.buf = parquet.NewGenericWriter[parquetRow](out, wopts...), make([]parquetRow, 0, 1024)
+	}
+	return w, nil
 }
 
-// Write appends a row. features must be sorted and free of repeats; the
-// slice may be reused by the caller after Write returns.
+// Write appends a user's row (in long form, a row per feature). features
+// must be sorted and free of repeats; the slice may be reused by the
+// caller after Write returns.
 func (w *Writer) Write(user string, features []uint32) error {
 	if w.err != nil {
 		return w.err
 	}
-	w.buf = append(w.buf, parquetRow{UserID: user, Features: append([]uint32(nil), features...)})
 	w.rows++
+	if w.lw != nil {
+		for _, f := range features {
+			w.lbuf = append(w.lbuf, pairRow{UserID: user, Feature: int64(f)})
+			if len(w.lbuf) == cap(w.lbuf) {
+				if err := w.flush(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	w.buf = append(w.buf, parquetRow{UserID: user, Features: append([]uint32(nil), features...)})
 	if len(w.buf) == cap(w.buf) {
 		return w.flush()
 	}
@@ -738,19 +774,29 @@ func (w *Writer) Write(user string, features []uint32) error {
 }
 
 func (w *Writer) flush() error {
-	if len(w.buf) == 0 {
-		return nil
+	var err error
+	if w.lw != nil {
+		if len(w.lbuf) == 0 {
+			return nil
+		}
+		_, err = w.lw.Write(w.lbuf)
+		w.lbuf = w.lbuf[:0]
+	} else {
+		if len(w.buf) == 0 {
+			return nil
+		}
+		_, err = w.w.Write(w.buf)
+		clear(w.buf)
+		w.buf = w.buf[:0]
 	}
-	if _, err := w.w.Write(w.buf); err != nil {
+	if err != nil {
 		w.err = fmt.Errorf("%s: %w", w.path, err)
-		return w.err
 	}
-	clear(w.buf)
-	w.buf = w.buf[:0]
-	return nil
+	return w.err
 }
 
-// Rows is the number of rows written so far.
+// Rows is the number of users written so far (in long form, those with
+// features have rows in the file).
 func (w *Writer) Rows() int64 { return w.rows }
 
 // Close finishes the file and publishes it under its final name.
@@ -764,7 +810,13 @@ func (w *Writer) Commit(c storage.Cond) error {
 		w.Abort()
 		return err
 	}
-	if err := w.w.Close(); err != nil {
+	var err error
+	if w.lw != nil {
+		err = w.lw.Close()
+	} else {
+		err = w.w.Close()
+	}
+	if err != nil {
 		w.Abort()
 		return fmt.Errorf("%s: %w", w.path, err)
 	}

@@ -36,9 +36,15 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 	columns := fs.Int("columns", 100000, "userlists: number of feature ids")
 	meanDegree := fs.Float64("mean_degree", 10, "userlists: mean number of feature draws per user (at least 1)")
 	zipf := fs.Float64("zipf", 1.1, "userlists: Zipf exponent of feature popularity (greater than 1)")
+	shapeFlag := fs.String("shape", "list", "output shape: list (user_id, features: one row per user) or long (user_id, feature INT64: one row per pair; users without features have none)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	shape, err := matrix.ParseShape(*shapeFlag)
+	if err != nil || shape == matrix.ShapeAuto {
+		return usageErr("--shape %q: want list or long", *shapeFlag)
+	}
+	opts := matrix.WriterOptions{Shape: shape}
 	if _, ok := genModelFlags[*model]; !ok {
 		return usageErr("--model %q: want sbm or userlists", *model)
 	}
@@ -78,11 +84,11 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		if err := matrix.WriteMatrix(*output, m, matrix.WriterOptions{}); err != nil {
+		if err := matrix.WriteMatrix(*output, m, opts); err != nil {
 			return inputErr(err)
 		}
-		fmt.Fprintf(stderr, "smoothanon gen: sbm N=%d S=%d q=%g p=%g seed=%d: %d rows, %d entries (expected %.0f) -> %s\n",
-			sp.N, sp.S, sp.Q, sp.P, sp.Seed, m.NumRows(), m.NumEntries(), gen.SBMExpectedEntries(sp), *output)
+		fmt.Fprintf(stderr, "smoothanon gen: sbm N=%d S=%d q=%g p=%g seed=%d: %d users, %d entries (expected %.0f), %s form -> %s\n",
+			sp.N, sp.S, sp.Q, sp.P, sp.Seed, m.NumRows(), m.NumEntries(), gen.SBMExpectedEntries(sp), shape, *output)
 	case "userlists":
 		if *rows == 0 {
 			*rows = 100000
@@ -91,7 +97,7 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 		if err := gen.CheckUserListsParams(up); err != nil {
 			return usageErr("%v", err)
 		}
-		w, err := matrix.Create(*output, matrix.WriterOptions{})
+		w, err := matrix.Create(*output, opts)
 		if err != nil {
 			return inputErr(err)
 		}
@@ -102,8 +108,8 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 		if err := w.Close(); err != nil {
 			return inputErr(err)
 		}
-		fmt.Fprintf(stderr, "smoothanon gen: userlists rows=%d columns=%d mean_degree=%g zipf=%g seed=%d: %d rows -> %s\n",
-			up.Rows, up.Columns, up.MeanDegree, up.Zipf, up.Seed, w.Rows(), *output)
+		fmt.Fprintf(stderr, "smoothanon gen: userlists rows=%d columns=%d mean_degree=%g zipf=%g seed=%d: %d users, %s form -> %s\n",
+			up.Rows, up.Columns, up.MeanDegree, up.Zipf, up.Seed, w.Rows(), shape, *output)
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func TestGenSBM(t *testing.T) {
 	if !got.Equal(want) {
 		t.Error("gen --model sbm output differs from gen.SBM(PaperSBM(3))")
 	}
-	if !strings.Contains(stderr, "1024 rows") {
+	if !strings.Contains(stderr, "1024 users") || !strings.Contains(stderr, "list form") {
 		t.Errorf("stderr %q", stderr)
 	}
 	code, _, stderr = genCLI("gen", "--model", "sbm", "--output", path, "--rows", "12", "--block", "4", "--q", "1", "--p", "0")
@@ -61,6 +61,29 @@ func TestGenUserLists(t *testing.T) {
 	}
 }
 
+// TestGenLongForm: --shape long writes the same users one row per pair,
+// read back by the long-form reader as the list form's rows with
+// features (the generator's users all have some).
+func TestGenLongForm(t *testing.T) {
+	dir := t.TempDir()
+	list, long := filepath.Join(dir, "list.parquet"), filepath.Join(dir, "long.parquet")
+	args := []string{"gen", "--model", "userlists", "--rows", "400", "--columns", "200", "--mean_degree", "4", "--seed", "5"}
+	for _, c := range []struct{ path, shape string }{{list, "list"}, {long, "long"}} {
+		if code, _, stderr := genCLI(append(args, "--output", c.path, "--shape", c.shape)...); code != 0 || !strings.Contains(stderr, c.shape+" form") {
+			t.Fatalf("--shape %s: exit %d: %s", c.shape, code, stderr)
+		}
+	}
+	a, _, err := matrix.ReadMatrix(list, matrix.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, st, err := matrix.ReadMatrix(long, matrix.ReadOptions{})
+	if err != nil || st.Layout.Shape != matrix.ShapeLong || st.Pairs != a.NumEntries() || !a.Equal(b) {
+		t.Errorf("long form read as %d users, %d pairs (%+v, %v); want the list form's %d users, %d entries",
+			b.NumRows(), st.Pairs, st.Layout, err, a.NumRows(), a.NumEntries())
+	}
+}
+
 func TestGenUsageErrors(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "x.parquet")
 	tests := []struct {
@@ -76,6 +99,8 @@ func TestGenUsageErrors(t *testing.T) {
 		{[]string{"gen", "--output", out, "--model", "userlists", "--zipf", "0.9"}, "zipf exponent = 0.9"},
 		{[]string{"gen", "--output", out, "--rows", "-4"}, "--rows = -4"},
 		{[]string{"gen", "--output", out, "extra"}, `unexpected argument "extra"`},
+		{[]string{"gen", "--output", out, "--shape", "wide"}, `--shape "wide": want list or long`},
+		{[]string{"gen", "--output", out, "--shape", "auto"}, `--shape "auto": want list or long`},
 		{[]string{"gen", "--output", filepath.Join(out, "no", "dir.parquet")}, "no such file"},
 	}
 	for _, tc := range tests {
