@@ -33,8 +33,9 @@ import (
 // with fewer task slots than partitions runs them in waves instead of
 // holding them all at once.
 const (
-	// MinFlinkPartitions is the fewest partitions the launcher sets: an
-	// input that needs no more runs at the runner's default parallelism.
+	// MinFlinkPartitions is the partitions of an input of 10^7 lists of
+	// about 10 features, the size measured safe; inputs that need more
+	// get more.
 	MinFlinkPartitions = 16
 	// flinkPartitionRows and flinkPartitionValues bound a partition's
 	// rows and feature values.
@@ -45,15 +46,18 @@ const (
 // FlinkPartitions is the number of partitions a Flink job over in runs,
 // or 0 to leave it to the runner (its parallelism.default; on [local], the
 // machine's cores). floor is the user's --parallelism (<= 0: none). An
-// input that needs more than MinFlinkPartitions partitions of at most
-// 625,000 rows and 6.25 million feature values gets that many; so does one
-// with a floor, raised to the floor.
+// input that needs more than one partition of at most 625,000 rows and
+// 6.25 million feature values gets as many as it needs, or the floor if
+// that is more; so does one with a floor. Only an input that fits one
+// partition is left to the runner: a runner's default (Flink's is 1) is
+// no bound on what a partition holds, and a partition of millions of rows
+// stalls the job for good (docs/decisions/025-flink-partitions-past-one.md).
 func FlinkPartitions(in Input, floor int) int {
 	need := max(int(ceilDiv(in.Rows, flinkPartitionRows)), int(ceilDiv(in.FeatureValues, flinkPartitionValues)))
-	if floor <= 0 && need <= MinFlinkPartitions {
+	if floor <= 0 && need <= 1 {
 		return 0
 	}
-	return max(floor, need, MinFlinkPartitions)
+	return max(floor, need)
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }

@@ -20,10 +20,15 @@ func TestFlinkPartitions(t *testing.T) {
 		floor, want int
 	}{
 		{"empty", 0, 0, -1, 0},
-		{"small input: the runner's default", 1_000_000, 10_000_000, -1, 0},
+		{"one partition's worth: the runner's default", 625_000, 6_250_000, -1, 0},
+		{"one row more: sized", 625_001, 0, -1, 2},
+		{"1e6 lists of ~10", 1_000_000, 10_000_000, -1, 2},
 		{"the user's parallelism is kept", 1_000_000, 10_000_000, 40, 40},
-		{"a floor below the minimum is raised", 1_000_000, 10_000_000, 4, 16},
-		{"1e7 lists of ~10: the runner's default", 10_000_000, 100_000_000, -1, 0},
+		{"a floor below the input's need is raised", 1_000_000, 10_000_000, 1, 2},
+		{"a floor on a small input", 1000, 10_000, 4, 4},
+		// Left to the runner, 1e7 lists ran in one partition on a
+		// MiniCluster (Flink's default parallelism, 1) and stalled.
+		{"1e7 lists of ~10", 10_000_000, 100_000_000, -1, MinFlinkPartitions},
 		{"rows decide", 100_000_000, 100_000_000, -1, 160},
 		{"feature values decide", 1_000_000, 1_000_000_000, -1, 160},
 		{"one row over the minimum's reach", 10_000_001, 0, -1, 17},
