@@ -21,8 +21,8 @@
 #             the line says so.
 #   SLOTS     the MiniCluster's task slots (default 16): how many partitions
 #             of a stage run at once. The job's partitions are sized from the
-#             input by smoothanon (pipeline.FlinkPartitions, at least 16) and
-#             run in waves over the slots (docs/decisions/022-flink-partitions-from-input.md).
+#             input by smoothanon (pipeline.FlinkPartitions: 16 at 1e7 lists) and
+#             run in waves over the slots (docs/decisions/022, 025).
 # The Flink configuration written to $WORK/conf/flink-conf.yaml is the one
 # deploy/README.md recommends for large inputs: sort/spill buffers from
 # managed memory, spills under $WORK/flink-tmp.
