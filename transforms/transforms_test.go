@@ -30,7 +30,7 @@ func TestCheckParams(t *testing.T) {
 		{"chunk size", checkChunkParams(ChunkParams{ChunkSize: 10, MinRows: 16, K: 8}), "chunk size 10"},
 		{"chunk samples", checkChunkParams(ChunkParams{ChunkSize: 100, MinRows: 16, K: 8, SamplesPerChunk: -1}), "samples per chunk -1"},
 		{"write ok", checkWriteParams(WriteParams{Dir: "x", Rows: 1}), ""},
-		{"write rows", checkWriteRows(WriteParams{Dir: "x"}), "0 rows"},
+		{"write rows", checkWriteParams(WriteParams{Dir: "x"}), "0 rows"},
 		{"write entries", checkWriteParams(WriteParams{Dir: "x", Rows: 1, MaxEntries: -1}), "at most -1 entries"},
 		{"write dir", checkWriteParams(WriteParams{}), "no output directory"},
 		{"write shards", checkWriteParams(WriteParams{Dir: "x", Rows: 1, Shards: -2}), "shards -2"},
