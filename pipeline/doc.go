@@ -51,12 +51,9 @@
 //     suppressed and created entries, combined by blocks of feature ids
 //     and summarized for the report; with Params.FeatureTable, the full
 //     table written into the staging directory ([transforms.Accounting]).
-//   - CountRows: the rows read, for the report and, in long form, for
-//     the number of shards Write makes ([transforms.CountRows]).
 //   - Write: the released rows as sharded Parquet files in the staging
-//     directory; in long form the shards are counted from the users the
-//     job grouped, as list form's are from the footers
-//     ([transforms.Write], [transforms.WriteCounted]).
+//     directory ([transforms.Write]).
+//   - CountRows: the rows read, for the report ([transforms.CountRows]).
 //   - CombineStats: the statistics of every stage merged into one
 //     ([transforms.CombineStats]).
 //   - Report: the verdict, the run report and the list of shards written

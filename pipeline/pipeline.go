@@ -269,9 +269,6 @@ type hooks struct {
 	// runRows, when set, is WriteParams.RunRows: tests make shards of
 	// several runs with it.
 	runRows int64
-	// rowsPerShard, when set, is WriteParams.RowsPerShard: tests make
-	// several automatic shards with it.
-	rowsPerShard int64
 }
 
 func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
@@ -310,19 +307,12 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 		table = release.StagedFeatureTable(staging)
 	}
 	accounted := transforms.Accounting(s, out, transforms.AccountingParams{Table: table})
-	wp := transforms.WriteParams{Dir: release.StagedShards(staging), Shards: p.Shards, RowsPerShard: h.rowsPerShard, Metadata: md,
-		RunRows: h.runRows, Rows: in.users(), MaxEntries: maxEntriesOut(in.FeatureValues, mode)}
-	users, counted := transforms.CountRows(s, rows)
-	var written beam.PCollection
-	if in.long() { // the release's rows are the users the job grouped
-		written = transforms.WriteCounted(s, out, users, wp)
-	} else {
-		written = transforms.Write(s, out, wp)
-	}
+	written := transforms.Write(s, out, transforms.WriteParams{Dir: release.StagedShards(staging), Shards: p.Shards, Metadata: md,
+		RunRows: h.runRows, Rows: in.Rows, MaxEntries: maxEntriesOut(in.FeatureValues, mode)})
 	if h.afterWrite != nil {
 		written = h.afterWrite(s, written)
 	}
-	stats = append(stats, verified, accounted, counted, written)
+	stats = append(stats, verified, accounted, written, transforms.CountRows(s, rows))
 	all := transforms.CombineStats(s, stats, chunkStats)
 	transforms.Report(s, all, transforms.ReportParams{Staging: staging, K: k, Mode: mode, ChunkSize: p.ChunkSize,
 		InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md})
@@ -389,7 +379,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 			return nil, err
 		}
 	}
-	lc, err := release.Begin(ctx, release.Plan{InputSpec: p.Input, InputFiles: in.Files, InputRows: in.Rows, Users: in.users(), Output: out, Dir: true, RunID: p.RunID,
+	lc, err := release.Begin(ctx, release.Plan{InputSpec: p.Input, InputFiles: in.Files, InputRows: in.users(), Output: out, Dir: true, RunID: p.RunID,
 		Overwrite: p.Overwrite, Report: p.Report, Stdout: p.Stdout, KeyOut: p.KeyOut, Date: p.Date, Gate: p.Gate,
 		FeatureTable: p.FeatureTable}, p.Stderr)
 	var ap *release.AlreadyPublishedError

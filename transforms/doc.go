@@ -39,10 +39,7 @@
 //     as a file.
 //   - [Write]: released rows to sharded Parquet files in a directory, and
 //     PCollection<Stats> naming the shards written.
-//   - [WriteCounted]: the same, its shards counted from the released rows
-//     the job counted (long form) rather than given.
-//   - [CountRows]: blocks of rows to their count, PCollection<int>, and
-//     PCollection<Stats> holding it.
+//   - [CountRows]: blocks of rows to PCollection<Stats> counting them.
 //   - [CombineStats]: any number of PCollection<Stats>, and the chunks'
 //     ChunkStats, to a single Stats.
 //   - [Report]: that Stats to the run report and shard list in the

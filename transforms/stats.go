@@ -158,13 +158,11 @@ func init() {
 
 func inputRowsStats(n int) Stats { return Stats{InputRows: int64(n)} }
 
-// CountRows counts the rows of a PCollection<matrix.Matrix>: rows is a
-// PCollection<int> of one element, their number (WriteCounted's count);
-// stats a PCollection<Stats> with InputRows set to it.
-func CountRows(s beam.Scope, blocks beam.PCollection) (rows, stats beam.PCollection) {
+// CountRows returns a PCollection<Stats> with InputRows set to the number
+// of rows of a PCollection<matrix.Matrix>.
+func CountRows(s beam.Scope, blocks beam.PCollection) beam.PCollection {
 	s = s.Scope("CountRows")
-	rows = beam.Combine(s, sumInts, beam.ParDo(s, blockRows, blocks))
-	return rows, beam.ParDo(s, inputRowsStats, rows)
+	return beam.ParDo(s, inputRowsStats, beam.Combine(s, sumInts, beam.ParDo(s, blockRows, blocks)))
 }
 
 func blockRows(b matrix.Matrix) int { return b.NumRows() }

@@ -41,9 +41,9 @@ type WriteParams struct {
 	RunRows, RunEntries int64
 	// Rows is the number of released rows (the input's: a release holds
 	// every user once). With MaxEntries it sets the shards and their runs
-	// without a pass over the releases: on Flink, reading them back to
-	// count them cost one. Required by Write; >= 1. WriteCounted takes the
-	// count from the job instead and ignores it.
+	// before the job starts, so that grouping the rows needs no side input
+	// and runs where the releases are made: on Flink, reading the releases
+	// back to count them cost a pass over them. Required; >= 1.
 	Rows int64
 	// MaxEntries bounds the release's feature entries from above. Required;
 	// >= 0.
@@ -71,6 +71,8 @@ func checkWriteParams(p WriteParams) error {
 		return fmt.Errorf("write: rows per shard %d, want >= 0", p.RowsPerShard)
 	case p.RowGroupRows < 0:
 		return fmt.Errorf("write: row group rows %d, want >= 0", p.RowGroupRows)
+	case p.Rows < 1:
+		return fmt.Errorf("write: %d rows, want >= 1", p.Rows)
 	case p.MaxEntries < 0:
 		return fmt.Errorf("write: at most %d entries, want >= 0", p.MaxEntries)
 	case p.RunRows < 0 || p.RunEntries < 0:
@@ -107,12 +109,12 @@ func withWriteDefaults(p WriteParams) WriteParams {
 var shardRows = beam.NewDistribution("smoothanon", "shard_rows")
 
 func init() {
-	register.DoFn3x0[OutBlock, int, func(int64, matrix.Matrix)](&groupKeyFn{})
+	register.DoFn2x0[OutBlock, func(int64, matrix.Matrix)](&groupKeyFn{})
 	register.Emitter2[int64, matrix.Matrix]()
-	register.DoFn6x1[context.Context, int64, func(*matrix.Matrix) bool, int, func(Stats), func(int64, int64), error](&writeGroupFn{})
+	register.DoFn5x1[context.Context, int64, func(*matrix.Matrix) bool, func(Stats), func(int64, int64), error](&writeGroupFn{})
 	register.Iter1[matrix.Matrix]()
 	register.Emitter2[int64, int64]()
-	register.DoFn5x1[context.Context, int64, func(*int64) bool, int, func(Stats), error](&mergeRunsFn{})
+	register.DoFn4x1[context.Context, int64, func(*int64) bool, func(Stats), error](&mergeRunsFn{})
 	register.Iter1[int64]()
 }
 
@@ -135,12 +137,12 @@ func shardCount(total, shards, perShard int64) int64 {
 // group directly).
 type layout struct{ Shards, Runs int64 }
 
-// newLayout sizes the groups of rows rows and at most p.MaxEntries
+// newLayout sizes the groups of p.Rows rows and at most p.MaxEntries
 // entries so that none exceeds RunRows rows or RunEntries entries on
 // average. p has its defaults (withWriteDefaults).
-func newLayout(p WriteParams, rows int64) layout {
-	n := shardCount(rows, p.Shards, p.RowsPerShard)
-	runs := max(1, ceilDiv(ceilDiv(rows, n), p.RunRows), ceilDiv(ceilDiv(p.MaxEntries, n), p.RunEntries))
+func newLayout(p WriteParams) layout {
+	n := shardCount(p.Rows, p.Shards, p.RowsPerShard)
+	runs := max(1, ceilDiv(ceilDiv(p.Rows, n), p.RunRows), ceilDiv(ceilDiv(p.MaxEntries, n), p.RunEntries))
 	return layout{Shards: n, Runs: runs}
 }
 
@@ -176,43 +178,25 @@ func (l layout) group(user string) int64 {
 // lose rows.
 func Write(s beam.Scope, blocks beam.PCollection, params WriteParams) beam.PCollection {
 	s = s.Scope("Write")
-	if params.Rows < 1 {
-		panic(fmt.Errorf("write: %d rows, want >= 1", params.Rows))
-	}
-	return write(s, blocks, beam.Create(s, int(params.Rows)), params)
-}
-
-// WriteCounted is Write for releases whose rows are counted in the job,
-// not known before it (long form, whose users only the job's grouping
-// tells): rows is a PCollection<int> of one element, the released rows;
-// params.Rows is not used. The layout, and so the shards' bytes, is the
-// one Write gives for the same count.
-func WriteCounted(s beam.Scope, blocks, rows beam.PCollection, params WriteParams) beam.PCollection {
-	return write(s.Scope("Write"), blocks, rows, params)
-}
-
-func write(s beam.Scope, blocks, rows beam.PCollection, params WriteParams) beam.PCollection {
 	if err := checkWriteParams(params); err != nil {
 		panic(err)
 	}
 	params = withWriteDefaults(params)
-	side := beam.SideInput{Input: rows}
-	keyed := beam.ParDo(s, &groupKeyFn{Params: params}, blocks, side)
-	direct, runs := beam.ParDo2(s, &writeGroupFn{Params: params}, beam.GroupByKey(s, keyed), side)
-	merged := beam.ParDo(s, &mergeRunsFn{Params: params}, beam.GroupByKey(s, runs), side)
+	keyed := beam.ParDo(s, &groupKeyFn{Layout: newLayout(params)}, blocks)
+	direct, runs := beam.ParDo2(s, &writeGroupFn{Params: params}, beam.GroupByKey(s, keyed))
+	merged := beam.ParDo(s, &mergeRunsFn{Params: params}, beam.GroupByKey(s, runs))
 	return beam.Flatten(s, direct, merged)
 }
 
 // groupKeyFn splits a block's released rows into one piece per group.
 type groupKeyFn struct {
-	Params WriteParams `json:"params"`
+	Layout layout `json:"layout"`
 }
 
-func (fn *groupKeyFn) ProcessElement(b OutBlock, rows int, emit func(int64, matrix.Matrix)) {
-	l := newLayout(fn.Params, int64(rows))
+func (fn *groupKeyFn) ProcessElement(b OutBlock, emit func(int64, matrix.Matrix)) {
 	groups := make([]int64, b.Out.NumRows())
 	for i, u := range b.Out.Users {
-		groups[i] = l.group(u)
+		groups[i] = fn.Layout.group(u)
 	}
 	for g, rows := range groupRows(groups) {
 		emit(g, pick(&b.Out, rows))
@@ -225,9 +209,9 @@ type writeGroupFn struct {
 	Params WriteParams `json:"params"`
 }
 
-func (fn *writeGroupFn) ProcessElement(ctx context.Context, g int64, iter func(*matrix.Matrix) bool, rows int,
+func (fn *writeGroupFn) ProcessElement(ctx context.Context, g int64, iter func(*matrix.Matrix) bool,
 	emit func(Stats), emitRun func(int64, int64)) error {
-	l := newLayout(fn.Params, int64(rows))
+	l := newLayout(fn.Params)
 	m := gatherShard(iter)
 	shard, run := g/l.Runs, g%l.Runs
 	if l.Runs == 1 {
@@ -249,7 +233,7 @@ type mergeRunsFn struct {
 	Params WriteParams `json:"params"`
 }
 
-func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter func(*int64) bool, rows int, emit func(Stats)) error {
+func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter func(*int64) bool, emit func(Stats)) error {
 	var runs []int64
 	for run := int64(0); iter(&run); {
 		runs = append(runs, run)
@@ -263,7 +247,7 @@ func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter fun
 		}
 		pieces = append(pieces, m)
 	}
-	st, err := writeShard(ctx, fn.Params, shard, newLayout(fn.Params, int64(rows)).Shards, gatherShard(iterSlice(pieces)))
+	st, err := writeShard(ctx, fn.Params, shard, newLayout(fn.Params).Shards, gatherShard(iterSlice(pieces)))
 	if err == nil {
 		emit(st)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,8 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam"
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
 	"github.com/smoothanon/smoothanon/matrix"
@@ -38,7 +35,7 @@ func TestLayout(t *testing.T) {
 		p := c.p
 		p.Dir = "d"
 		p.Rows, p.MaxEntries = c.rows, c.entries
-		if got := newLayout(withWriteDefaults(p), c.rows); got != c.want {
+		if got := newLayout(withWriteDefaults(p)); got != c.want {
 			t.Errorf("%s: layout %+v, want %+v", c.name, got, c.want)
 		}
 	}
@@ -72,13 +69,6 @@ func writeBlocks(n int) []any {
 
 // runWrite runs Write over blocks and returns the shards' bytes by name.
 func runWrite(t *testing.T, blocks []any, params WriteParams) map[string][]byte {
-	return runWriteAs(t, blocks, params, false)
-}
-
-// runWriteAs runs Write, or with counted WriteCounted given the rows
-// counted in the pipeline, over blocks and returns the shards' bytes by
-// name.
-func runWriteAs(t *testing.T, blocks []any, params WriteParams, counted bool) map[string][]byte {
 	t.Helper()
 	for _, b := range blocks {
 		out := b.(OutBlock).Out
@@ -86,13 +76,7 @@ func runWriteAs(t *testing.T, blocks []any, params WriteParams, counted bool) ma
 		params.MaxEntries += out.NumEntries()
 	}
 	p, s, col := ptest.Create(blocks)
-	if counted {
-		rows := beam.Combine(s, sumInts, beam.ParDo(s, outBlockRows, col))
-		params.Rows = 0
-		WriteCounted(s, col, rows, params)
-	} else {
-		Write(s, col, params)
-	}
+	Write(s, col, params)
 	if err := ptest.Run(p); err != nil {
 		t.Fatal(err)
 	}
@@ -106,30 +90,6 @@ func runWriteAs(t *testing.T, blocks []any, params WriteParams, counted bool) ma
 		out[filepath.Base(f)] = b
 	}
 	return out
-}
-
-func outBlockRows(b OutBlock) int { return b.Out.NumRows() }
-
-func init() { register.Function1x1(outBlockRows) }
-
-// TestWriteCounted: WriteCounted, given the rows counted in the job,
-// writes the shards Write writes given the count before the job: as many
-// (from RowsPerShard), the same bytes, straight and through runs.
-func TestWriteCounted(t *testing.T) {
-	blocks := writeBlocks(450)
-	for _, runRows := range []int64{0, 7} {
-		dir := t.TempDir()
-		given := WriteParams{Dir: filepath.Join(dir, "given"), RowsPerShard: 100, RunRows: runRows}
-		counted := given
-		counted.Dir = filepath.Join(dir, "counted")
-		for _, p := range []WriteParams{given, counted} {
-			os.Mkdir(p.Dir, 0o755)
-		}
-		want, got := runWriteAs(t, blocks, given, false), runWriteAs(t, blocks, counted, true)
-		if len(want) != 5 || !maps.EqualFunc(want, got, bytes.Equal) {
-			t.Errorf("run rows %d: counted wrote %d shards, given %d (want 5, the same bytes)", runRows, len(got), len(want))
-		}
-	}
 }
 
 // TestWriteRuns writes the same rows straight and through runs of 7 rows:
@@ -185,7 +145,7 @@ func TestWriteGroupRetry(t *testing.T) {
 		var stats []Stats
 		var runs [][2]int64
 		for range 2 {
-			err := fn.ProcessElement(context.Background(), 1, iterSlice(pieces), int(p.Rows),
+			err := fn.ProcessElement(context.Background(), 1, iterSlice(pieces),
 				func(s Stats) { stats = append(stats, s) }, func(s, r int64) { runs = append(runs, [2]int64{s, r}) })
 			if err != nil {
 				t.Fatal(err)
@@ -251,7 +211,7 @@ func TestMergeRuns(t *testing.T) {
 	}
 	merge := func(runs ...int64) ([]Stats, error) {
 		var stats []Stats
-		err := (&mergeRunsFn{Params: p}).ProcessElement(ctx, 0, iterSlice(runs), int(p.Rows), func(s Stats) { stats = append(stats, s) })
+		err := (&mergeRunsFn{Params: p}).ProcessElement(ctx, 0, iterSlice(runs), func(s Stats) { stats = append(stats, s) })
 		return stats, err
 	}
 	stats, err := merge(1, 0, 1)
