@@ -698,10 +698,12 @@ func finishRead(spec string, m *Matrix, src *rowSources, opts ReadOptions, st Re
 type Writer struct {
 	path string
 	out  *storage.Writer
-	w    *parquet.GenericWriter[parquetRow] // list form
-	buf  []parquetRow
-	lw   *parquet.GenericWriter[pairRow] // long form
-	lbuf []pairRow
+	list *rowBuffer[parquetRow] // list form, else nil
+	long *rowBuffer[pairRow]    // long form, else nil
+	sink interface {
+		flush() error
+		close() error
+	} // the one of them in use
 	rows int64
 	err  error
 }
@@ -740,12 +742,42 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 	}, metadataOptions(opts.Metadata)...)
 	w := &Writer{path: path, out: out}
 	if opts.Shape == ShapeLong {
-		w.lw, w.lbuf = parquet.NewGenericWriter[pairRow](out, wopts...), make([]pairRow, 0, 8192)
+		w.long = newRowBuffer[pairRow](out, 8192, wopts)
+		w.sink = w.long
 	} else {
-		w.w, w.buf = parquet.NewGenericWriter[parquetRow](out, wopts...), make([]parquetRow, 0, 1024)
+		w.list = newRowBuffer[parquetRow](out, 1024, wopts)
+		w.sink = w.list
 	}
 	return w, nil
 }
+
+// rowBuffer buffers rows of one schema for its Parquet writer.
+type rowBuffer[T any] struct {
+	w   *parquet.GenericWriter[T]
+	buf []T
+}
+
+func newRowBuffer[T any](out io.Writer, n int, opts []parquet.WriterOption) *rowBuffer[T] {
+	return &rowBuffer[T]{w: parquet.NewGenericWriter[T](out, opts...), buf: make([]T, 0, n)}
+}
+
+// add buffers r and says whether the buffer is now full.
+func (b *rowBuffer[T]) add(r T) bool {
+	b.buf = append(b.buf, r)
+	return len(b.buf) == cap(b.buf)
+}
+
+func (b *rowBuffer[T]) flush() error {
+	if len(b.buf) == 0 {
+		return nil
+	}
+	_, err := b.w.Write(b.buf)
+	clear(b.buf)
+	b.buf = b.buf[:0]
+	return err
+}
+
+func (b *rowBuffer[T]) close() error { return b.w.Close() }
 
 // Write appends a user's row (in long form, a row per feature). features
 // must be sorted and free of repeats; the slice may be reused by the
@@ -755,10 +787,9 @@ func (w *Writer) Write(user string, features []uint32) error {
 		return w.err
 	}
 	w.rows++
-	if w.lw != nil {
+	if w.long != nil {
 		for _, f := range features {
-			w.lbuf = append(w.lbuf, pairRow{UserID: user, Feature: int64(f)})
-			if len(w.lbuf) == cap(w.lbuf) {
+			if w.long.add(pairRow{UserID: user, Feature: int64(f)}) {
 				if err := w.flush(); err != nil {
 					return err
 				}
@@ -766,30 +797,14 @@ func (w *Writer) Write(user string, features []uint32) error {
 		}
 		return nil
 	}
-	w.buf = append(w.buf, parquetRow{UserID: user, Features: append([]uint32(nil), features...)})
-	if len(w.buf) == cap(w.buf) {
+	if w.list.add(parquetRow{UserID: user, Features: append([]uint32(nil), features...)}) {
 		return w.flush()
 	}
 	return nil
 }
 
 func (w *Writer) flush() error {
-	var err error
-	if w.lw != nil {
-		if len(w.lbuf) == 0 {
-			return nil
-		}
-		_, err = w.lw.Write(w.lbuf)
-		w.lbuf = w.lbuf[:0]
-	} else {
-		if len(w.buf) == 0 {
-			return nil
-		}
-		_, err = w.w.Write(w.buf)
-		clear(w.buf)
-		w.buf = w.buf[:0]
-	}
-	if err != nil {
+	if err := w.sink.flush(); err != nil {
 		w.err = fmt.Errorf("%s: %w", w.path, err)
 	}
 	return w.err
@@ -810,13 +825,7 @@ func (w *Writer) Commit(c storage.Cond) error {
 		w.Abort()
 		return err
 	}
-	var err error
-	if w.lw != nil {
-		err = w.lw.Close()
-	} else {
-		err = w.w.Close()
-	}
-	if err != nil {
+	if err := w.sink.close(); err != nil {
 		w.Abort()
 		return fmt.Errorf("%s: %w", w.path, err)
 	}
