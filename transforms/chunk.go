@@ -3,6 +3,7 @@ package transforms
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -82,6 +83,12 @@ type Bounds struct {
 	// bound on the chunk's rows, exact when every row is sampled: chunks
 	// are merged by it (mergeSampled) without another pass to count them.
 	Sampled []int64
+	// Refused, when set, says why the input has no chunks (fewer than K
+	// users). Every reader of the bounds fails the job with it, so that
+	// the job's error is this one whichever stage a runner fails first:
+	// had the bounds stage failed alone, prism could run a reader with no
+	// bounds first and report that instead.
+	Refused string
 }
 
 var chunksCounter = beam.NewCounter("smoothanon", "chunks")
@@ -90,7 +97,7 @@ func init() {
 	beam.RegisterCoder(reflect.TypeOf(Bounds{}), encBounds, decBounds)
 	register.DoFn3x0[KeyedBlock, int, func([]byte)](&sampleFn{})
 	register.Emitter1[[]byte]()
-	register.DoFn4x1[[]byte, func(*[]byte) bool, int, func(Bounds), error](&boundsFn{})
+	register.DoFn4x0[[]byte, func(*[]byte) bool, int, func(Bounds)](&boundsFn{})
 	register.Iter1[[]byte]()
 	register.Iter1[Bounds]()
 	register.DoFn3x1[KeyedBlock, func(*Bounds) bool, func(int64, ChunkBlock), error](&assignFn{})
@@ -213,11 +220,12 @@ type boundsFn struct {
 	Gaps      bool  `json:"gaps"`
 }
 
-func (fn *boundsFn) ProcessElement(_ []byte, sample func(*[]byte) bool, total int, emit func(Bounds)) error {
+func (fn *boundsFn) ProcessElement(_ []byte, sample func(*[]byte) bool, total int, emit func(Bounds)) {
 	if int64(total) < fn.K {
-		// About the input, not the runner: the launcher reports it as bad
+		// About the input, not the runner: the readers report it as bad
 		// input (a long-form input's users are first counted here).
-		return &jobError{fmt.Errorf("input has %d users, fewer than k=%d: no k-anonymous release exists", total, fn.K)}
+		emit(Bounds{Refused: fmt.Sprintf("input has %d users, fewer than k=%d: no k-anonymous release exists", total, fn.K)})
+		return
 	}
 	var keys [][]byte
 	var k []byte
@@ -225,7 +233,6 @@ func (fn *boundsFn) ProcessElement(_ []byte, sample func(*[]byte) bool, total in
 		keys = append(keys, k)
 	}
 	emit(computeBounds(keys, numChunks(int64(total), fn.ChunkSize), fn.Gaps))
-	return nil
 }
 
 // computeBounds sorts the sampled keys and takes every len/chunks-th one,
@@ -350,6 +357,9 @@ func readCutter(cache **cutter, bounds func(*Bounds) bool) error {
 	var b Bounds
 	if !bounds(&b) {
 		return fmt.Errorf("chunk: no chunk bounds")
+	}
+	if b.Refused != "" {
+		return &jobError{errors.New(b.Refused)}
 	}
 	*cache = newCutter(b)
 	return nil
