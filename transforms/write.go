@@ -1,8 +1,10 @@
 package transforms
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 
@@ -215,7 +217,7 @@ func (fn *writeGroupFn) ProcessElement(ctx context.Context, g int64, iter func(*
 	m := gatherShard(iter)
 	shard, run := g/l.Runs, g%l.Runs
 	if l.Runs == 1 {
-		st, err := writeShard(ctx, fn.Params, shard, l.Shards, m)
+		st, err := writeShard(ctx, fn.Params, shard, l.Shards, matrixRows(m))
 		if err == nil {
 			emit(st)
 		}
@@ -247,23 +249,89 @@ func (fn *mergeRunsFn) ProcessElement(ctx context.Context, shard int64, iter fun
 		}
 		pieces = append(pieces, m)
 	}
-	st, err := writeShard(ctx, fn.Params, shard, newLayout(fn.Params).Shards, gatherShard(iterSlice(pieces)))
+	// The runs are merged as they are written: a shard is held once, in
+	// its decoded runs, never gathered into a second copy.
+	st, err := writeShard(ctx, fn.Params, shard, newLayout(fn.Params).Shards, mergeRuns(pieces))
 	if err == nil {
 		emit(st)
 	}
 	return err
 }
 
-// writeShard writes rows (sorted by user id) as shard of n.
-func writeShard(ctx context.Context, p WriteParams, shard, n int64, rows *matrix.Matrix) (Stats, error) {
-	st := Stats{ShardCount: n}
-	st.DuplicateUsers, st.DuplicateIDs = duplicateIDs(rows.Users)
-	if st.DuplicateUsers > 0 {
-		st.problem(fmt.Sprintf("shard %d: %d repeated user ids", shard, st.DuplicateUsers))
+// sortedRows yields rows in user id order, ties in a fixed order.
+type sortedRows = iter.Seq2[string, []uint32]
+
+// matrixRows yields the rows of m, which are sorted by user id.
+func matrixRows(m *matrix.Matrix) sortedRows {
+	return func(yield func(string, []uint32) bool) {
+		for i, u := range m.Users {
+			if !yield(u, m.Row(i)) {
+				return
+			}
+		}
 	}
-	f, err := writeShardFile(storage.Join(p.Dir, ShardName(shard, n)), rows, matrix.WriterOptions{RowGroupRows: p.RowGroupRows, Metadata: p.Metadata})
+}
+
+// mergeRuns yields the rows of runs, each sorted by user id, in user id
+// order; equal ids in run order, then row order: the order gatherShard
+// gives the runs' concatenation.
+func mergeRuns(runs []matrix.Matrix) sortedRows {
+	return func(yield func(string, []uint32) bool) {
+		next := make([]int, len(runs)) // each run's next row
+		h := &runHeap{runs: runs, next: next}
+		for r := range runs {
+			if runs[r].NumRows() > 0 {
+				h.live = append(h.live, r)
+			}
+		}
+		heap.Init(h)
+		for h.Len() > 0 {
+			r := h.live[0]
+			if !yield(runs[r].Users[next[r]], runs[r].Row(next[r])) {
+				return
+			}
+			if next[r]++; next[r] == runs[r].NumRows() {
+				heap.Pop(h)
+			} else {
+				heap.Fix(h, 0)
+			}
+		}
+	}
+}
+
+// runHeap orders the runs with rows left by their next row's user id,
+// then by run.
+type runHeap struct {
+	runs []matrix.Matrix
+	next []int
+	live []int
+}
+
+func (h *runHeap) Len() int { return len(h.live) }
+func (h *runHeap) Less(i, j int) bool {
+	a, b := h.live[i], h.live[j]
+	if c := strings.Compare(h.runs[a].Users[h.next[a]], h.runs[b].Users[h.next[b]]); c != 0 {
+		return c < 0
+	}
+	return a < b
+}
+func (h *runHeap) Swap(i, j int) { h.live[i], h.live[j] = h.live[j], h.live[i] }
+func (h *runHeap) Push(x any)    { h.live = append(h.live, x.(int)) }
+func (h *runHeap) Pop() any {
+	x := h.live[len(h.live)-1]
+	h.live = h.live[:len(h.live)-1]
+	return x
+}
+
+// writeShard writes rows (sorted by user id) as shard of n.
+func writeShard(ctx context.Context, p WriteParams, shard, n int64, rows sortedRows) (Stats, error) {
+	st := Stats{ShardCount: n}
+	f, err := writeShardFile(storage.Join(p.Dir, ShardName(shard, n)), rows, matrix.WriterOptions{RowGroupRows: p.RowGroupRows, Metadata: p.Metadata}, &st)
 	if err != nil {
 		return st, err
+	}
+	if st.DuplicateUsers > 0 {
+		st.problem(fmt.Sprintf("shard %d: %d repeated user ids", shard, st.DuplicateUsers))
 	}
 	f.ID = shard
 	st.ShardFiles = []ShardFile{f}
@@ -272,22 +340,36 @@ func writeShard(ctx context.Context, p WriteParams, shard, n int64, rows *matrix
 	return st, nil
 }
 
-// writeShardFile writes rows to path and describes the file written.
-func writeShardFile(path string, rows *matrix.Matrix, opts matrix.WriterOptions) (ShardFile, error) {
+// writeShardFile writes rows to path and describes the file written; a
+// user id that repeats the row before it is counted in st (its first
+// MaxProblems ids named), when st is not nil.
+func writeShardFile(path string, rows sortedRows, opts matrix.WriterOptions, st *Stats) (ShardFile, error) {
 	w, err := matrix.Create(path, opts)
 	if err != nil {
 		return ShardFile{}, markJobError(err)
 	}
-	for i, u := range rows.Users {
-		if err := w.Write(u, rows.Row(i)); err != nil {
-			w.Abort()
-			return ShardFile{}, markJobError(err)
+	var n int64
+	prev := ""
+	for u, features := range rows {
+		if st != nil && n > 0 && u == prev {
+			st.DuplicateUsers++
+			if len(st.DuplicateIDs) < MaxProblems && (len(st.DuplicateIDs) == 0 || st.DuplicateIDs[len(st.DuplicateIDs)-1] != u) {
+				st.DuplicateIDs = append(st.DuplicateIDs, u)
+			}
 		}
+		if err = w.Write(u, features); err != nil {
+			break
+		}
+		n, prev = n+1, u
+	}
+	if err != nil {
+		w.Abort()
+		return ShardFile{}, markJobError(err)
 	}
 	if err := w.Close(); err != nil {
 		return ShardFile{}, markJobError(err)
 	}
-	return ShardFile{Rows: int64(rows.NumRows()), Size: w.Size(), CRC32C: w.CRC32C()}, nil
+	return ShardFile{Rows: n, Size: w.Size(), CRC32C: w.CRC32C()}, nil
 }
 
 // runPath is where run of shard is kept.
@@ -370,7 +452,7 @@ func writeEmptyShards(dir string, written []ShardFile, n int64, md map[string]st
 		if slices.ContainsFunc(written, func(f ShardFile) bool { return f.ID == i }) {
 			continue
 		}
-		f, err := writeShardFile(storage.Join(dir, ShardName(i, n)), matrix.New(0, 0), matrix.WriterOptions{Metadata: md})
+		f, err := writeShardFile(storage.Join(dir, ShardName(i, n)), matrixRows(matrix.New(0, 0)), matrix.WriterOptions{Metadata: md}, nil)
 		if err != nil {
 			return nil, err
 		}

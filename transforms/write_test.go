@@ -92,6 +92,31 @@ func runWrite(t *testing.T, blocks []any, params WriteParams) map[string][]byte 
 	return out
 }
 
+// TestMergeRunsOrder: merging sorted runs as they are written gives the
+// rows gatherShard gives their concatenation, equal user ids (across
+// runs and inside one) in run order, then row order; runs may be empty.
+func TestMergeRunsOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 50 {
+		runs := make([]matrix.Matrix, r.IntN(6))
+		for i := range runs {
+			m := emptyMatrix()
+			for range r.IntN(30) {
+				m.Append(fmt.Sprintf("u%02d", r.IntN(40)), []uint32{uint32(i), uint32(r.IntN(1000))})
+			}
+			runs[i] = *gatherShard(iterSlice([]matrix.Matrix{m}))
+		}
+		want := gatherShard(iterSlice(runs))
+		got := emptyMatrix()
+		for u, f := range mergeRuns(runs) {
+			got.Append(u, f)
+		}
+		if !got.Equal(want) {
+			t.Fatalf("trial %d: merged %v, want %v", trial, got, want)
+		}
+	}
+}
+
 // TestWriteRuns writes the same rows straight and through runs of 7 rows:
 // the shards are the same bytes, hold every row once, sorted by user.
 func TestWriteRuns(t *testing.T) {
