@@ -57,16 +57,16 @@ RACE_PKGS := ./solver/... ./verify ./baseline ./release ./storage
 race:
 	$(GO) test -race -short $(RACE_PKGS)
 
-# The Flink integration tests (pipeline/runners_test.go, cluster_test.go)
-# need Beam's Flink job server and Flink's own jars; fetching them is a
-# no-op once they are in ~/.m2.
-test: vet flink-jobserver flink-cluster-jars
+# The Flink integration tests (pipeline/runners_test.go, cluster_test.go,
+# hosts_test.go) need Beam's Flink job server, Flink's own jars and the GCS
+# emulator; fetching them is a no-op once they are in ~/.m2 and GOPATH.
+test: vet flink-jobserver flink-cluster-jars fake-gcs-server
 	$(GO) test -timeout 30m ./...
 
 # The Flink cluster on hosts that share no disk (pipeline/hosts_test.go;
-# root): not yet part of make test (docs/flink-cluster.md).
+# root) alone; make test runs it too (docs/flink-cluster.md).
 test-hosts: flink-jobserver flink-cluster-jars fake-gcs-server
-	SMOOTHANON_TEST_HOSTS=1 $(GO) test -timeout 30m -count=1 -run '^TestFlinkHosts$$' -v ./pipeline/
+	$(GO) test -timeout 30m -count=1 -run '^TestFlinkHosts$$' -v ./pipeline/
 
 flink-jobserver:
 	bash deploy/flink/fetch-jobserver.sh >/dev/null

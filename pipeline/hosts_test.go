@@ -239,16 +239,13 @@ func fakeGCSServer() string {
 // host and no file in any host's /tmp or /srv but the installed ones,
 // Flink's logs and configuration (and what the killed TaskManager could not
 // remove), and no object in the store but the input, the releases and the
-// reports. It runs only with SMOOTHANON_TEST_HOSTS set (make
-// test-hosts). It needs root; without it, namespaces, /srv, unshare, nsenter,
+// reports. make test runs it; make test-hosts runs it alone. It needs
+// root; without it, namespaces, /srv, unshare, nsenter,
 // ip, java, mvn, python3, the Flink job server or fake-gcs-server it
 // skips, unless CI is set: then it fails.
 func TestFlinkHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cluster on hosts of their own skipped in -short mode")
-	}
-	if os.Getenv("SMOOTHANON_TEST_HOSTS") == "" {
-		t.Skip("cluster on hosts of their own runs with SMOOTHANON_TEST_HOSTS=1 (make test-hosts): not in make test while a replacement TaskManager's JVM that ends at start is unexplained")
 	}
 	missing := func(msg string) {
 		if os.Getenv("CI") != "" {
