@@ -3,7 +3,8 @@
 # with a Flink MiniCluster in its JVM, LOOPBACK workers) over generated
 # power-law user lists, and print wall time, CPU seconds per row, peak memory
 # of both processes, peak spill and work-directory size, the JVM's disk
-# writes, the bytes written to Flink's exchanges (shuffle) and the report.
+# writes, the bytes written to Flink's exchanges (shuffle) and the report;
+# $WORK/timeline has the resident sets every 10 s.
 #
 #   deploy/flink/bench-local.sh [ROWS] [extra smoothanon run flags...]
 #
@@ -128,6 +129,23 @@ fi
 trap 'kill $jvm 2>/dev/null || true; [[ -z $cg ]] || rmdir "$cg" 2>/dev/null || true' EXIT
 
 start=$(date +%s)
+# A timeline every 10 s, to tell which stage a peak falls in: seconds since
+# the launch, the JVM's resident set and threads, and the resident set of
+# the Go processes (the cgroup's; without one, none).
+(
+	echo "# seconds jvm_rss_kb jvm_threads go_rss_kb"
+	while kill -0 $jvm 2>/dev/null; do
+		r=$(awk '/^VmRSS:/{r=$2} /^Threads:/{t=$2} END{print r+0, t+0}' /proc/$jvm/status 2>/dev/null) || r="0 0"
+		g=0
+		if [[ -n $cg ]]; then
+			for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do
+				g=$((g + $(awk '/^VmRSS:/{print $2}' /proc/$p/status 2>/dev/null || echo 0)))
+			done
+		fi
+		echo "$(($(date +%s) - start)) $r $g"
+		sleep 10
+	done
+) >"$work/timeline" &
 rc=0
 (
 	[[ -z $cg ]] || echo $BASHPID >"$cg/cgroup.procs"
