@@ -31,8 +31,8 @@ type ChunkParams struct {
 	// MinRows is the least number of rows a chunk may hold (2k): a chunk
 	// with fewer sampled rows is merged into a neighbour. Required; >= 2.
 	MinRows int64
-	// K is the anonymity parameter: fewer than K rows in total is an error.
-	// Required; >= 2.
+	// K is the anonymity parameter: with fewer than K rows in total every
+	// stage that reads the bounds fails the job. Required; >= 2.
 	K int64
 	// SamplesPerChunk is the sample density for boundaries. Optional;
 	// default the larger of DefaultSamplesPerChunk and 2·MinRows, so that
@@ -124,7 +124,8 @@ func decBounds(p []byte) (Bounds, error) {
 // boundary (or the key at the widest gap near it, with CutAtGaps).
 // Chunks are therefore a pure function of the set of input rows. Chunks
 // with fewer than MinRows sampled rows are merged into their neighbour
-// (see Bounds.Sampled); fewer than K rows in total fails the job.
+// (see Bounds.Sampled); with fewer than K rows in total every stage that
+// reads the bounds fails the job (with no blocks to cut, none does).
 //
 // Past the signature the rows are read twice, once to sample them and
 // once to cut them (three more times with Sharpen), plus once to count

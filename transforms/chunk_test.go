@@ -16,6 +16,11 @@ func TestBoundsRefusedReachEveryReader(t *testing.T) {
 	if len(got) != 1 || got[0].Refused == "" {
 		t.Fatalf("3 users, k=4: bounds %+v; want one refusal", got)
 	}
+	if enc, err := encBounds(got[0]); err != nil {
+		t.Fatal(err)
+	} else if dec, err := decBounds(enc); err != nil || dec.Refused != got[0].Refused {
+		t.Fatalf("the refusal through the coder: %+v, %v", dec, err)
+	}
 	one := func(b Bounds) func(*Bounds) bool {
 		read := false
 		return func(out *Bounds) bool {

@@ -117,6 +117,41 @@ func TestMergeRunsOrder(t *testing.T) {
 	}
 }
 
+// TestWriteShardDuplicates: repeated user ids, across runs and inside one,
+// an empty id first and more than MaxProblems of them, are counted while
+// the merged shard is written as duplicateIDs counts them on the ids, and
+// every row is still written.
+func TestWriteShardDuplicates(t *testing.T) {
+	var runs []matrix.Matrix
+	var users []string
+	for r := range 3 {
+		m := emptyMatrix()
+		for i := range 2*MaxProblems + 5 {
+			u := fmt.Sprintf("u%03d", i/(r+1))
+			if i == 0 {
+				u = ""
+			}
+			m.Append(u, []uint32{uint32(r)})
+			users = append(users, u)
+		}
+		runs = append(runs, *gatherShard(iterSlice([]matrix.Matrix{m})))
+	}
+	st, err := writeShard(context.Background(), WriteParams{Dir: t.TempDir()}, 0, 1, mergeRuns(runs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ids := duplicateIDs(users)
+	if n == 0 || len(ids) != MaxProblems {
+		t.Fatalf("the test's ids: %d repeats, %d named; want some, %d named", n, len(ids), MaxProblems)
+	}
+	if st.DuplicateUsers != n || !reflect.DeepEqual(st.DuplicateIDs, ids) || st.RowsWritten != int64(len(users)) {
+		t.Errorf("written: %d repeats %q, %d rows; want %d %q, %d rows", st.DuplicateUsers, st.DuplicateIDs, st.RowsWritten, n, ids, len(users))
+	}
+	if len(st.Problems) != 1 {
+		t.Errorf("problems %q, want one line about the repeats", st.Problems)
+	}
+}
+
 // TestWriteRuns writes the same rows straight and through runs of 7 rows:
 // the shards are the same bytes, hold every row once, sorted by user.
 func TestWriteRuns(t *testing.T) {

@@ -139,7 +139,9 @@ start=$(date +%s)
 		g=0
 		if [[ -n $cg ]]; then
 			for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do
-				g=$((g + $(awk '/^VmRSS:/{print $2}' /proc/$p/status 2>/dev/null || echo 0)))
+				# An exiting process is listed with no VmRSS line.
+				v=$(awk '/^VmRSS:/{r=$2} END{print r+0}' /proc/$p/status 2>/dev/null) || v=0
+				g=$((g + ${v:-0}))
 			done
 		fi
 		echo "$(($(date +%s) - start)) $r $g"
