@@ -253,17 +253,30 @@ func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*C
 func duplicateIDs(users []string) (int64, []string) {
 	sorted := slices.Clone(users)
 	slices.Sort(sorted)
-	var n int64
-	var ids []string
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i] == sorted[i-1] {
-			n++
-			if len(ids) < MaxProblems && (len(ids) == 0 || ids[len(ids)-1] != sorted[i]) {
-				ids = append(ids, sorted[i])
-			}
+	var r repeats
+	for _, u := range sorted {
+		r.add(u)
+	}
+	return r.n, r.ids
+}
+
+// repeats counts the ids of a sorted sequence that equal the one before
+// (each repeat once) and keeps up to MaxProblems of them.
+type repeats struct {
+	n    int64
+	ids  []string
+	prev string
+	any  bool
+}
+
+func (r *repeats) add(u string) {
+	if r.any && u == r.prev {
+		r.n++
+		if len(r.ids) < MaxProblems && (len(r.ids) == 0 || r.ids[len(r.ids)-1] != u) {
+			r.ids = append(r.ids, u)
 		}
 	}
-	return n, ids
+	r.prev, r.any = u, true
 }
 
 // solverParams are the solver's parameters for a solve seeded seed.

@@ -349,22 +349,20 @@ func writeShardFile(path string, rows sortedRows, opts matrix.WriterOptions, st 
 		return ShardFile{}, markJobError(err)
 	}
 	var n int64
-	prev := ""
+	var rep repeats
 	for u, features := range rows {
-		if st != nil && n > 0 && u == prev {
-			st.DuplicateUsers++
-			if len(st.DuplicateIDs) < MaxProblems && (len(st.DuplicateIDs) == 0 || st.DuplicateIDs[len(st.DuplicateIDs)-1] != u) {
-				st.DuplicateIDs = append(st.DuplicateIDs, u)
-			}
-		}
+		rep.add(u)
 		if err = w.Write(u, features); err != nil {
 			break
 		}
-		n, prev = n+1, u
+		n++
 	}
 	if err != nil {
 		w.Abort()
 		return ShardFile{}, markJobError(err)
+	}
+	if st != nil {
+		st.DuplicateUsers, st.DuplicateIDs = rep.n, rep.ids
 	}
 	if err := w.Close(); err != nil {
 		return ShardFile{}, markJobError(err)
@@ -404,19 +402,6 @@ func readRun(ctx context.Context, scratch string, shard, run int64) (matrix.Matr
 		return m, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
-}
-
-// iterSlice iterates over v as a grouped value's iterator does.
-func iterSlice[T any](v []T) func(*T) bool {
-	i := 0
-	return func(x *T) bool {
-		if i == len(v) {
-			return false
-		}
-		*x = v[i]
-		i++
-		return true
-	}
 }
 
 // gatherShard collects a shard's pieces into one matrix sorted by user id

@@ -290,3 +290,16 @@ func TestMergeRuns(t *testing.T) {
 		t.Errorf("a failed merge left %v", files)
 	}
 }
+
+// iterSlice iterates over v as a grouped value's iterator does.
+func iterSlice[T any](v []T) func(*T) bool {
+	i := 0
+	return func(x *T) bool {
+		if i == len(v) {
+			return false
+		}
+		*x = v[i]
+		i++
+		return true
+	}
+}
