@@ -704,8 +704,9 @@ type Writer struct {
 		flush() error
 		close() error
 	} // the one of them in use
-	rows int64
-	err  error
+	rows     int64 // users
+	fileRows int64 // Parquet rows: users, or in long form pairs
+	err      error
 }
 
 // WriterOptions control a Writer.
@@ -788,6 +789,7 @@ func (w *Writer) Write(user string, features []uint32) error {
 	}
 	w.rows++
 	if w.long != nil {
+		w.fileRows += int64(len(features))
 		for _, f := range features {
 			if w.long.add(pairRow{UserID: user, Feature: int64(f)}) {
 				if err := w.flush(); err != nil {
@@ -797,6 +799,7 @@ func (w *Writer) Write(user string, features []uint32) error {
 		}
 		return nil
 	}
+	w.fileRows++
 	if w.list.add(parquetRow{UserID: user, Features: append([]uint32(nil), features...)}) {
 		return w.flush()
 	}
@@ -813,6 +816,10 @@ func (w *Writer) flush() error {
 // Rows is the number of users written so far (in long form, those with
 // features have rows in the file).
 func (w *Writer) Rows() int64 { return w.rows }
+
+// FileRows is the number of Parquet rows written so far: Rows in list
+// form, the pairs in long form.
+func (w *Writer) FileRows() int64 { return w.fileRows }
 
 // Close finishes the file and publishes it under its final name.
 func (w *Writer) Close() error { return w.Commit(storage.Cond{}) }

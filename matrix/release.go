@@ -43,8 +43,19 @@ type Release struct {
 	// Files are the release's files: the shards the manifest lists, in its
 	// order, or the single file.
 	Files []string
-	// Rows is the number of rows of all files, by their footers.
+	// Rows is the number of rows of all files, by their footers: in long
+	// form, the released pairs.
 	Rows int64
+	// Shape is how the files lay the users out: ShapeList, a row per
+	// user, or ShapeLong, a row per released (user, feature) pair with
+	// each user's pairs on consecutive rows, and users released without
+	// features on no row (Read gives them no row either).
+	Shape Shape
+	// Users is the users the release holds, those on no row included:
+	// the manifest's (storage.Manifest.ReleasedUsers), or for a single
+	// file in list form its rows; 0 when unknown (a single file in long
+	// form).
+	Users int64
 	// KeyFingerprint identifies the pseudonym key the ids were made with
 	// (pseudonym.Key.Fingerprint): the manifest's key_fingerprint, or the
 	// single file's MetaKeyFingerprint metadata; "" when the release
@@ -96,8 +107,12 @@ func OpenRelease(spec string, opts ReleaseOptions) (*Release, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Release{Spec: spec, Manifest: m, UserIDs: m.UserIDs, KeyFingerprint: m.KeyFingerprint}
-	var total int64
+	r := &Release{Spec: spec, Manifest: m, UserIDs: m.UserIDs, KeyFingerprint: m.KeyFingerprint,
+		Shape: ShapeList, Users: m.ReleasedUsers()}
+	if m.Shape == storage.ShapeLong {
+		r.Shape = ShapeLong
+	}
+	var total, users int64
 	seen := map[string]bool{}
 	for _, s := range m.Shards {
 		if s.Name == "" || s.Name == "." || s.Name == ".." || strings.ContainsAny(s.Name, `/\`) || seen[s.Name] {
@@ -106,10 +121,15 @@ func OpenRelease(spec string, opts ReleaseOptions) (*Release, error) {
 		}
 		seen[s.Name] = true
 		total += s.Rows
+		users += s.Users
 	}
 	if total != m.TotalRows {
 		return nil, &FileError{Path: storage.Join(spec, storage.SuccessName), Row: -1,
 			Err: fmt.Errorf("bad manifest: %d shards with %d rows, total_rows %d", len(m.Shards), total, m.TotalRows)}
+	}
+	if r.Shape == ShapeLong && users != m.Users {
+		return nil, &FileError{Path: storage.Join(spec, storage.SuccessName), Row: -1,
+			Err: fmt.Errorf("bad manifest: %d shards with %d users, users %d", len(m.Shards), users, m.Users)}
 	}
 	marks := markCheck{fingerprint: m.KeyFingerprint, userIDs: m.UserIDs}
 	for _, s := range m.Shards {
@@ -161,7 +181,10 @@ func openFileRelease(ctx context.Context, spec string) (*Release, error) {
 	}
 	defer f.Close()
 	r := &Release{Spec: spec, Files: []string{spec}, Rows: f.NumRows(), KeyFingerprint: f.KeyFingerprint(),
-		UserIDs: userIDsMark(f), sizes: []int64{f.Size()}, rows: []int64{f.NumRows()}}
+		UserIDs: userIDsMark(f), Shape: f.Layout().Shape, sizes: []int64{f.Size()}, rows: []int64{f.NumRows()}}
+	if r.Shape == ShapeList {
+		r.Users = r.Rows
+	}
 	return r, nil
 }
 
@@ -213,6 +236,9 @@ func (r *Release) checkShard(ctx context.Context, path string, s storage.Shard, 
 	}
 	if f.NumRows() != s.Rows {
 		return mismatch(path, "rows %d, %s says %d", f.NumRows(), storage.SuccessName, s.Rows)
+	}
+	if got := f.Layout().Shape; got != r.Shape {
+		return mismatch(path, "%s form, %s says %s", got, storage.SuccessName, r.Shape)
 	}
 	if s.CRC32C != nil && (a.HasCRC32C || opts.VerifyChecksums) {
 		crc := a.CRC32C
@@ -271,9 +297,13 @@ func (pf *File) crc32c() (uint32, error) {
 	return h.Sum32(), nil
 }
 
-// Read streams every row of every file of the release to fn, file by file
-// in Files order. Each file is opened again and must still have the size
-// and rows it was checked with.
+// Read streams every user of every file of the release to fn, file by
+// file in Files order: in list form a call per row, in long form a call
+// per run of consecutive rows of one user, with their features (users
+// without features have no row, so no call). A user whose rows are not
+// consecutive comes twice, as a repeated id would in list form. Each
+// file is opened again and must still have the size and rows it was
+// checked with.
 func (r *Release) Read(fn RowFunc) error {
 	for i, path := range r.Files {
 		f, err := OpenFile(path)
@@ -291,7 +321,11 @@ func (r *Release) Read(fn RowFunc) error {
 			return &FileError{Path: path, Row: -1, Err: fmt.Errorf("changed since the release was opened: size %d, rows %d; then %d, %d",
 				f.Size(), f.NumRows(), r.sizes[i], r.rows[i])}
 		}
-		err = f.ReadAll(fn)
+		if r.Shape == ShapeLong {
+			err = readRuns(f, fn)
+		} else {
+			err = f.ReadAll(fn)
+		}
 		f.Close()
 		if err != nil {
 			return err
@@ -308,4 +342,36 @@ func ReadRelease(spec string, opts ReleaseOptions, fn RowFunc) error {
 		return err
 	}
 	return r.Read(fn)
+}
+
+// readRuns streams the long-form file f to fn as one row per run of
+// consecutive rows of one user, its features sorted and free of repeats.
+func readRuns(f *File, fn RowFunc) error {
+	var user string
+	var feats []uint32
+	started := false
+	flush := func() error {
+		if !started {
+			return nil
+		}
+		if !isStrictlySorted(feats) {
+			sortUnique(&feats)
+		}
+		return fn(user, feats)
+	}
+	err := f.ReadAll(func(u string, fs []uint32) error {
+		if started && u == user {
+			feats = append(feats, fs...)
+			return nil
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		user, feats, started = u, append(feats[:0], fs...), true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
 }

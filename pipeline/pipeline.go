@@ -51,6 +51,12 @@ type Params struct {
 	// Output is the release directory, local or a gs:// or s3:// URI.
 	// Required; must not exist or be empty unless Overwrite.
 	Output string
+	// OutputShape is the release's shape: matrix.ShapeList, a row per
+	// user, or matrix.ShapeLong, a row per released (user, feature) pair,
+	// each user's pairs on consecutive rows of one shard; a user released
+	// without features then has no row, and the manifest counts the users
+	// (storage.Manifest.Users). Optional; default (ShapeAuto) list form.
+	OutputShape matrix.Shape
 	// Overwrite allows replacing a non-empty Output or another run's
 	// release. Optional; default false.
 	Overwrite bool
@@ -167,6 +173,9 @@ func CheckParams(p Params) error {
 	}
 	if p.Shards < 0 {
 		return fmt.Errorf("shards %d, want >= 0", p.Shards)
+	}
+	if p.OutputShape != matrix.ShapeAuto && p.OutputShape != matrix.ShapeList && p.OutputShape != matrix.ShapeLong {
+		return fmt.Errorf("output shape %v, want list or long", p.OutputShape)
 	}
 	switch p.Runner {
 	case "", "prism", "direct", "flink", "universal", "dataflow", "spark":
@@ -307,7 +316,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 		table = release.StagedFeatureTable(staging)
 	}
 	accounted := transforms.Accounting(s, out, transforms.AccountingParams{Table: table})
-	written := transforms.Write(s, out, transforms.WriteParams{Dir: release.StagedShards(staging), Shards: p.Shards, Metadata: md,
+	written := transforms.Write(s, out, transforms.WriteParams{Dir: release.StagedShards(staging), Shards: p.Shards, Metadata: md, Shape: p.OutputShape,
 		RunRows: h.runRows, Rows: in.Rows, MaxEntries: maxEntriesOut(in.FeatureValues, mode)})
 	if h.afterWrite != nil {
 		written = h.afterWrite(s, written)
@@ -315,7 +324,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	stats = append(stats, verified, accounted, written, transforms.CountRows(s, rows))
 	all := transforms.CombineStats(s, stats, chunkStats)
 	transforms.Report(s, all, transforms.ReportParams{Staging: staging, K: k, Mode: mode, ChunkSize: p.ChunkSize,
-		InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md})
+		InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md, Shape: p.OutputShape})
 	return pl
 }
 
@@ -380,7 +389,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 		}
 	}
 	lc, err := release.Begin(ctx, release.Plan{InputSpec: p.Input, InputFiles: in.Files, InputRows: in.Rows, Users: in.users(), Output: out, Dir: true, RunID: p.RunID,
-		Overwrite: p.Overwrite, Report: p.Report, Stdout: p.Stdout, KeyOut: p.KeyOut, Date: p.Date, Gate: p.Gate,
+		Long: p.OutputShape == matrix.ShapeLong, Overwrite: p.Overwrite, Report: p.Report, Stdout: p.Stdout, KeyOut: p.KeyOut, Date: p.Date, Gate: p.Gate,
 		FeatureTable: p.FeatureTable}, p.Stderr)
 	var ap *release.AlreadyPublishedError
 	switch {

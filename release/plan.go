@@ -38,6 +38,12 @@ type Plan struct {
 	// the pairs). A release of RunID with other total rows is not taken
 	// for this night's. Optional; 0 skips the check.
 	Users int64
+	// Long says a directory release is written in long form, a row per
+	// released (user, feature) pair (storage.ShapeLong): its manifest
+	// records the shape and the users, and a release of RunID in the
+	// other form is not taken for this night's. Optional; default list
+	// form.
+	Long bool
 	// Overwrite allows replacing a published release (and a report that
 	// is not a failed run's). Nothing that is not a release's own file is
 	// ever replaced or deleted. Optional; default false.

@@ -32,7 +32,7 @@ import (
 
 // stagedShards reads the job's list of staged shards and checks it
 // against the store and the report's row count.
-func stagedShards(ctx context.Context, staging string, rows int64) ([]storage.Shard, error) {
+func stagedShards(ctx context.Context, staging string, users int64, long bool) ([]storage.Shard, error) {
 	b, err := storage.ReadFile(ctx, StagedShardList(staging))
 	if err != nil {
 		return nil, fmt.Errorf("the job left no shard list: %w", err)
@@ -46,6 +46,9 @@ func stagedShards(ctx context.Context, staging string, rows int64) ([]storage.Sh
 	}
 	var total int64
 	for _, s := range shards {
+		if s.Users < 0 || !long && s.Users != 0 || long && s.Rows > 0 && s.Users == 0 {
+			return nil, fmt.Errorf("%s: shard %q has %d users in %s form", StagedShardList(staging), s.Name, s.Users, shapeName(long))
+		}
 		if !stagedShardPattern.MatchString(s.Name) {
 			return nil, fmt.Errorf("%s: bad shard name %q", StagedShardList(staging), s.Name)
 		}
@@ -57,12 +60,28 @@ func stagedShards(ctx context.Context, staging string, rows int64) ([]storage.Sh
 		if err := checkShard(uri, s, a); err != nil {
 			return nil, err
 		}
-		total += s.Rows
+		total += shardUsers(s, long)
 	}
-	if total != rows {
-		return nil, fmt.Errorf("the staged shards hold %d rows, the report %d", total, rows)
+	if total != users {
+		return nil, fmt.Errorf("the staged shards hold %d users, the report %d", total, users)
 	}
 	return shards, nil
+}
+
+// shardUsers is the users of shard s: its Users in long form, else its
+// rows.
+func shardUsers(s storage.Shard, long bool) int64 {
+	if long {
+		return s.Users
+	}
+	return s.Rows
+}
+
+func shapeName(long bool) string {
+	if long {
+		return storage.ShapeLong
+	}
+	return "list"
 }
 
 // checkShard compares a shard's stored attributes with what was recorded
@@ -104,8 +123,11 @@ func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA 
 	if err := storage.MkdirAll(out); err != nil {
 		return nil, err
 	}
-	m := &storage.Manifest{Version: storage.ManifestVersion, RunID: r.plan.RunID, ReportSHA256: reportSHA,
+	m := &storage.Manifest{Version: storage.ListManifestVersion, RunID: r.plan.RunID, ReportSHA256: reportSHA,
 		InputRows: r.plan.InputRows, UserIDs: r.userIDs(), KeyFingerprint: r.fingerprint()}
+	if r.plan.Long {
+		m.Version, m.Shape = storage.ManifestVersion, storage.ShapeLong
+	}
 	var moved []string
 	undo := func() {
 		for _, uri := range moved {
@@ -138,6 +160,9 @@ func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA 
 		}
 		m.Shards = append(m.Shards, s)
 		m.TotalRows += s.Rows
+		if r.plan.Long {
+			m.Users += s.Users
+		}
 	}
 	r.fault(StageCopied)
 	b, err := json.MarshalIndent(m, "", "  ")

@@ -4,17 +4,27 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 )
 
 // SuccessName is the manifest a publish writes last into a release
 // directory; a directory without it is not a release.
 const SuccessName = "_SUCCESS"
 
-// ManifestVersion is the format version written into manifests. Version
-// 1 (no checksums, no key fingerprint, shards named part-NNNNN-of-NNNNN)
-// is still read.
-const ManifestVersion = 2
+// ManifestVersion is the newest manifest format, the one written for a
+// release in long form (shape and users recorded). A release in list
+// form is written as version 2, which readers of version 2 still take;
+// version 1 (no checksums, no key fingerprint, shards named
+// part-NNNNN-of-NNNNN) is still read. A reader older than a version
+// refuses the manifest rather than misreading its shards.
+const ManifestVersion = 3
+
+// ListManifestVersion is the version written for a release in list
+// form.
+const ListManifestVersion = 2
+
+// ShapeLong is Manifest.Shape of a release written one row per
+// (user, feature) pair.
+const ShapeLong = "long"
 
 // ErrNotRelease marks a release directory without its manifest: an
 // interrupted publish, never to be read as a release.
@@ -44,6 +54,24 @@ type Manifest struct {
 	// Fingerprint; never the key): two releases with one fingerprint join
 	// by id. Empty for kept ids. Version 2.
 	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+	// Shape is "" for a release in list form (a row per user), or
+	// ShapeLong: a row per released (user, feature) pair, each user's
+	// pairs on consecutive rows of one shard, and users released without
+	// features on no row at all. Version 3.
+	Shape string `json:"shape,omitempty"`
+	// Users is the users the release holds, those on no row included:
+	// in long form the sum of the shards' users; in list form 0, as the
+	// users are TotalRows. Version 3.
+	Users int64 `json:"users,omitempty"`
+}
+
+// ReleasedUsers is the users the release holds: Users in long form, else
+// TotalRows.
+func (m *Manifest) ReleasedUsers() int64 {
+	if m.Shape == ShapeLong {
+		return m.Users
+	}
+	return m.TotalRows
 }
 
 // Shard is one file of a release.
@@ -51,6 +79,10 @@ type Shard struct {
 	Name string `json:"name"` // base name inside the release directory
 	Size int64  `json:"size"` // bytes
 	Rows int64  `json:"rows"`
+	// Users is the users of a long-form shard, those without features
+	// (on no row) included; 0 in list form, where they are Rows.
+	// Version 3.
+	Users int64 `json:"users,omitempty"`
 	// CRC32C is the Castagnoli CRC-32 of the shard's bytes, computed
 	// while it was written. Version 2; nil in version 1.
 	CRC32C *uint32 `json:"crc32c,omitempty"`
@@ -67,14 +99,7 @@ func ReadManifest(ctx context.Context, dir string) (*Manifest, error) {
 	if err != nil {
 		return nil, wrap(uri, err)
 	}
-	m := &Manifest{}
-	if err := json.Unmarshal(b, m); err != nil {
-		return nil, &Error{URI: uri, Err: fmt.Errorf("bad manifest: %v", err)}
-	}
-	if m.Version < 1 || m.Version > ManifestVersion || m.RunID == "" {
-		return nil, &Error{URI: uri, Err: fmt.Errorf("bad manifest: version %d, run id %q", m.Version, m.RunID)}
-	}
-	return m, nil
+	return ParseManifest(uri, b)
 }
 
 // notRelease matches both ErrNotRelease and ErrNotExist.

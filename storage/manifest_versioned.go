@@ -31,5 +31,8 @@ func ParseManifest(uri string, b []byte) (*Manifest, error) {
 	if m.Version < 1 || m.Version > ManifestVersion || m.RunID == "" {
 		return nil, &Error{URI: uri, Err: fmt.Errorf("bad manifest: version %d, run id %q", m.Version, m.RunID)}
 	}
+	if m.Shape != "" && (m.Shape != ShapeLong || m.Version < 3) {
+		return nil, &Error{URI: uri, Err: fmt.Errorf("bad manifest: shape %q in version %d", m.Shape, m.Version)}
+	}
 	return m, nil
 }

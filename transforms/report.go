@@ -32,9 +32,11 @@ type ReportParams struct {
 	ChunkSize, InputFiles int64
 	// PoolShare is reported in PipelineInfo.Pool when > 0. Optional.
 	PoolShare float64
-	// Metadata is the Parquet key/value metadata of the empty shards
-	// Report adds (as WriteParams.Metadata). Optional; default none.
+	// Metadata and Shape are the Parquet key/value metadata and the shape
+	// of the empty shards Report adds (as WriteParams.Metadata and
+	// Shape). Optional; default none and list form.
 	Metadata map[string]string
+	Shape    matrix.Shape
 }
 
 func checkReportParams(p ReportParams) error {
@@ -61,7 +63,7 @@ func Report(s beam.Scope, stats beam.PCollection, params ReportParams) {
 		panic(err)
 	}
 	beam.ParDo0(s, &reportFn{Staging: params.Staging, K: params.K, Mode: int(params.Mode), ChunkSize: params.ChunkSize,
-		InputFiles: params.InputFiles, PoolShare: params.PoolShare, Metadata: params.Metadata},
+		InputFiles: params.InputFiles, PoolShare: params.PoolShare, Metadata: params.Metadata, Shape: int(params.Shape)},
 		beam.Impulse(s), beam.SideInput{Input: stats})
 }
 
@@ -79,6 +81,7 @@ type reportFn struct {
 	InputFiles int64             `json:"input_files"`
 	PoolShare  float64           `json:"pool_share"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
+	Shape      int               `json:"shape,omitempty"`
 }
 
 func (fn *reportFn) ProcessElement(ctx context.Context, _ []byte, st Stats) error {
@@ -92,7 +95,8 @@ func (fn *reportFn) ProcessElement(ctx context.Context, _ []byte, st Stats) erro
 		rep.Pipeline.Pool.Share = fn.PoolShare
 	}
 	staged := release.StagedShards(fn.Staging)
-	empty, err := writeEmptyShards(staged, st.ShardFiles, st.ShardCount, fn.Metadata)
+	long := matrix.Shape(fn.Shape) == matrix.ShapeLong
+	empty, err := writeEmptyShards(staged, st.ShardFiles, st.ShardCount, fn.Metadata, matrix.Shape(fn.Shape))
 	if err != nil {
 		return markJobError(err)
 	}
@@ -102,6 +106,9 @@ func (fn *reportFn) ProcessElement(ctx context.Context, _ []byte, st Stats) erro
 	for i, f := range files {
 		crc := f.CRC32C
 		shards[i] = storage.Shard{Name: ShardName(f.ID, st.ShardCount), Size: f.Size, Rows: f.Rows, CRC32C: &crc}
+		if long {
+			shards[i].Users = f.Users
+		}
 	}
 	if err := writeJSON(ctx, release.StagedShardList(fn.Staging), shards); err != nil {
 		return err

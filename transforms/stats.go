@@ -62,11 +62,12 @@ type Stats struct {
 	MoreProblems int64
 }
 
-// ShardFile is one shard Write wrote: its index, rows, bytes and the
-// CRC-32C of its bytes.
+// ShardFile is one shard Write wrote: its index, Parquet rows, users,
+// bytes and the CRC-32C of its bytes. Rows and Users differ in long form
+// only: the rows are pairs, and users without features have none.
 type ShardFile struct {
-	ID, Rows, Size int64
-	CRC32C         uint32
+	ID, Rows, Users, Size int64
+	CRC32C                uint32
 }
 
 // mergeIDs is the sorted union of a and b, at most MaxProblems long.

@@ -37,6 +37,10 @@ type WriteParams struct {
 	// Metadata is every shard's Parquet key/value metadata. Optional;
 	// default none.
 	Metadata map[string]string
+	// Shape is the shards' shape (matrix.WriterOptions.Shape): a row per
+	// user, or with matrix.ShapeLong a row per released pair, each user's
+	// pairs on consecutive rows. Optional; default list form.
+	Shape matrix.Shape
 	// RunRows and RunEntries bound the rows and feature entries of one
 	// group of a shard's rows (see Write). Optional; default DefaultRunRows
 	// and DefaultRunEntries.
@@ -77,6 +81,8 @@ func checkWriteParams(p WriteParams) error {
 		return fmt.Errorf("write: %d rows, want >= 1", p.Rows)
 	case p.MaxEntries < 0:
 		return fmt.Errorf("write: at most %d entries, want >= 0", p.MaxEntries)
+	case p.Shape != matrix.ShapeAuto && p.Shape != matrix.ShapeList && p.Shape != matrix.ShapeLong:
+		return fmt.Errorf("write: shape %v, want list or long", p.Shape)
 	case p.RunRows < 0 || p.RunEntries < 0:
 		return fmt.Errorf("write: run rows %d and entries %d, want >= 0", p.RunRows, p.RunEntries)
 	case p.Scratch == "" && bucketRoot(p.Dir):
@@ -326,7 +332,8 @@ func (h *runHeap) Pop() any {
 // writeShard writes rows (sorted by user id) as shard of n.
 func writeShard(ctx context.Context, p WriteParams, shard, n int64, rows sortedRows) (Stats, error) {
 	st := Stats{ShardCount: n}
-	f, err := writeShardFile(storage.Join(p.Dir, ShardName(shard, n)), rows, matrix.WriterOptions{RowGroupRows: p.RowGroupRows, Metadata: p.Metadata}, &st)
+	opts := matrix.WriterOptions{RowGroupRows: p.RowGroupRows, Metadata: p.Metadata, Shape: p.Shape}
+	f, err := writeShardFile(storage.Join(p.Dir, ShardName(shard, n)), rows, opts, &st)
 	if err != nil {
 		return st, err
 	}
@@ -335,12 +342,14 @@ func writeShard(ctx context.Context, p WriteParams, shard, n int64, rows sortedR
 	}
 	f.ID = shard
 	st.ShardFiles = []ShardFile{f}
-	st.RowsWritten = f.Rows
+	st.RowsWritten = f.Users
 	shardRows.Update(ctx, st.RowsWritten)
 	return st, nil
 }
 
-// writeShardFile writes rows to path and describes the file written; a
+// writeShardFile writes rows to path and describes the file written (in
+// long form its rows are pairs, its users those rows' users and the
+// users without features); a
 // user id that repeats the row before it is counted in st (its first
 // MaxProblems ids named), when st is not nil.
 func writeShardFile(path string, rows sortedRows, opts matrix.WriterOptions, st *Stats) (ShardFile, error) {
@@ -348,14 +357,12 @@ func writeShardFile(path string, rows sortedRows, opts matrix.WriterOptions, st 
 	if err != nil {
 		return ShardFile{}, markJobError(err)
 	}
-	var n int64
 	var rep repeats
 	for u, features := range rows {
 		rep.add(u)
 		if err = w.Write(u, features); err != nil {
 			break
 		}
-		n++
 	}
 	if err != nil {
 		w.Abort()
@@ -367,7 +374,7 @@ func writeShardFile(path string, rows sortedRows, opts matrix.WriterOptions, st 
 	if err := w.Close(); err != nil {
 		return ShardFile{}, markJobError(err)
 	}
-	return ShardFile{Rows: n, Size: w.Size(), CRC32C: w.CRC32C()}, nil
+	return ShardFile{Rows: w.FileRows(), Users: w.Rows(), Size: w.Size(), CRC32C: w.CRC32C()}, nil
 }
 
 // runPath is where run of shard is kept.
@@ -431,13 +438,13 @@ func gatherShard(iter func(*matrix.Matrix) bool) *matrix.Matrix {
 
 // writeEmptyShards creates the shards of dir that received no rows, so
 // the release always holds files 0..n-1, and describes them.
-func writeEmptyShards(dir string, written []ShardFile, n int64, md map[string]string) ([]ShardFile, error) {
+func writeEmptyShards(dir string, written []ShardFile, n int64, md map[string]string, shape matrix.Shape) ([]ShardFile, error) {
 	var out []ShardFile
 	for i := int64(0); i < n; i++ {
 		if slices.ContainsFunc(written, func(f ShardFile) bool { return f.ID == i }) {
 			continue
 		}
-		f, err := writeShardFile(storage.Join(dir, ShardName(i, n)), matrixRows(matrix.New(0, 0)), matrix.WriterOptions{Metadata: md}, nil)
+		f, err := writeShardFile(storage.Join(dir, ShardName(i, n)), matrixRows(matrix.New(0, 0)), matrix.WriterOptions{Metadata: md, Shape: shape}, nil)
 		if err != nil {
 			return nil, err
 		}

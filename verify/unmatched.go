@@ -37,7 +37,14 @@ func CheckUnmatched(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, 
 		EntriesIn: in.NumEntries(), EntriesOut: out.NumEntries(), UsersUnmatched: true,
 		Checks: []string{CheckRowCount, CheckDuplicateUsers, CheckClassSize, CheckFeatureSupport}}
 	var pr problems
-	if in.NumRows() != out.NumRows() {
+	if p.Absent < 0 {
+		return nil, fmt.Errorf("absent users %d, want >= 0", p.Absent)
+	}
+	switch users := int64(out.NumRows()) + p.Absent; {
+	case users == int64(in.NumRows()):
+	case p.Absent > 0:
+		pr.add("the release holds %d users (%d of them on no row), the input %d", users, p.Absent, in.NumRows())
+	default:
 		pr.add("the release has %d rows, the input %d", out.NumRows(), in.NumRows())
 	}
 	seen := make(map[string]struct{}, out.NumRows())
@@ -51,14 +58,28 @@ func CheckUnmatched(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, 
 
 	cl := classify(out)
 	sizes := make([]int64, len(cl.size))
-	need := map[uint32]int64{} // users that must hold each feature originally
+	absentIn := -1 // the class the absent users join: the rows without features
 	for c, s := range cl.size {
 		sizes[c] = int64(s)
-		if int(s) < p.K {
-			r.SmallClasses++
-			pr.add("class of %d users (e.g. release row %d) is smaller than k = %d", s, cl.rep[c], p.K)
+		if p.Absent > 0 && len(out.Row(int(cl.rep[c]))) == 0 {
+			sizes[c] += p.Absent
+			absentIn = c
 		}
-		n := int64(s)
+	}
+	if p.Absent > 0 && absentIn < 0 {
+		sizes = append(sizes, p.Absent) // a class on no row at all
+		if p.Absent < int64(p.K) {
+			r.SmallClasses++
+			pr.add("class of %d users released without features (on no row) is smaller than k = %d", p.Absent, p.K)
+		}
+	}
+	need := map[uint32]int64{} // users that must hold each feature originally
+	for c := range cl.size {
+		if sizes[c] < int64(p.K) {
+			r.SmallClasses++
+			pr.add("class of %d users (e.g. release row %d) is smaller than k = %d", sizes[c], cl.rep[c], p.K)
+		}
+		n := sizes[c]
 		if p.Mode == matrix.Smooth {
 			n = (n + 1) / 2
 		}

@@ -27,6 +27,12 @@ type Params struct {
 	K int
 	// Mode is the anonymity notion. Optional; default Smooth.
 	Mode matrix.Mode
+	// Absent is, for CheckUnmatched, the users the release holds on no
+	// row: a long-form release's users released without features (its
+	// manifest's users less its rows' users). They count as rows without
+	// features. Optional; default 0. Check takes none: give it the
+	// release with those users' empty rows (FillAbsent).
+	Absent int64
 }
 
 // CheckParams reports the first bad parameter.
@@ -81,6 +87,9 @@ func (p *problems) list() []string {
 func Check(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, error) {
 	if err := CheckParams(p); err != nil {
 		return nil, err
+	}
+	if p.Absent != 0 {
+		return nil, fmt.Errorf("absent users %d given to Check: fill their rows in (FillAbsent)", p.Absent)
 	}
 	return check(in, out, p, true)
 }
@@ -379,4 +388,35 @@ func equalRows(a, b []uint32) bool {
 		}
 	}
 	return true
+}
+
+// FillAbsent reads a long-form release as the list form it stands for: it
+// returns out with an empty row appended, in input order, for every user
+// of in that no row of out names (a long-form release's users released
+// without features have no row), and how many it appended. out is
+// returned as is when none is absent, else copied.
+func FillAbsent(in, out *matrix.Matrix) (*matrix.Matrix, int64) {
+	named := make(map[string]struct{}, out.NumRows())
+	for _, u := range out.Users {
+		named[u] = struct{}{}
+	}
+	var absent []string
+	for _, u := range in.Users {
+		if _, ok := named[u]; !ok {
+			named[u] = struct{}{} // a repeated input id is filled once
+			absent = append(absent, u)
+		}
+	}
+	if len(absent) == 0 {
+		return out, 0
+	}
+	m := matrix.New(out.NumRows()+len(absent), int(out.NumEntries()))
+	m.Users = append(m.Users, out.Users...)
+	m.Features = append(m.Features, out.Features...)
+	m.Offsets = append(m.Offsets[:0], out.Offsets...)
+	for _, u := range absent {
+		m.Users = append(m.Users, u)
+		m.Offsets = append(m.Offsets, int64(len(m.Features)))
+	}
+	return m, int64(len(absent))
 }

@@ -171,3 +171,19 @@ func layoutFlags(fs *flag.FlagSet) *matrix.Layout {
 	fs.StringVar(&l.Feature, "feature_column", "", "the input's feature column (default "+matrix.ColFeatures+" in list form, "+matrix.ColFeature+" in long form)")
 	return l
 }
+
+// outputShapeFlag defines --output_shape: the release's matrix.Shape.
+func outputShapeFlag(fs *flag.FlagSet) *matrix.Shape {
+	return choiceFlag(fs, "output_shape", "list", parseOutputShape,
+		"list (one row per user, its released features in the list column "+matrix.ColFeatures+") or long (one row per released user and feature, columns "+matrix.ColUserID+" and "+matrix.ColFeature+", as a long warehouse table: a user released without features has no row; the manifest counts the users)")
+}
+
+func parseOutputShape(s string) (matrix.Shape, error) {
+	switch s {
+	case "list":
+		return matrix.ShapeList, nil
+	case "long":
+		return matrix.ShapeLong, nil
+	}
+	return 0, fmt.Errorf("invalid output shape %q (want list or long)", s)
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/linkage"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/verify"
 )
 
 func init() {
@@ -62,13 +63,17 @@ func runLinkage(args []string, stdout, stderr io.Writer) error {
 		return usageErr("%d --release given, at most %d", len(releases), linkage.MaxReleases)
 	}
 	rels := make([]*matrix.Matrix, len(releases))
+	opened := make([]*matrix.Release, len(releases))
 	fingerprints := make([]string, len(releases))
 	for i, spec := range releases {
 		rel, m, err := readRelease(spec, matrix.ReleaseOptions{VerifyChecksums: true})
 		if err != nil {
 			return inputErr(err)
 		}
-		rels[i], fingerprints[i] = m, rel.KeyFingerprint
+		rels[i], opened[i], fingerprints[i] = m, rel, rel.KeyFingerprint
+	}
+	if err := fillLongReleases(opened, rels); err != nil {
+		return err
 	}
 	r, err := linkage.Measure(releases, rels, *k)
 	if err != nil {
@@ -114,6 +119,36 @@ func runLinkage(args []string, stdout, stderr io.Writer) error {
 	}
 	if u.BelowK > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("linked releases are not %d-anonymous: %d users have a linked set below k", *k, u.BelowK)}
+	}
+	return nil
+}
+
+// fillLongReleases reads each long-form release as the list form it
+// stands for: the users the other releases name and it has on no row
+// were released without features, provided they are exactly the users
+// its manifest counts beyond its rows. Otherwise who was released empty
+// cannot be told, and linking it is refused.
+func fillLongReleases(opened []*matrix.Release, rels []*matrix.Matrix) error {
+	for i, rel := range opened {
+		if rel.Shape != matrix.ShapeLong {
+			continue
+		}
+		union := matrix.New(0, 0)
+		for j, m := range rels {
+			if j != i {
+				union.Users = append(union.Users, m.Users...)
+			}
+		}
+		for range union.Users {
+			union.Offsets = append(union.Offsets, 0)
+		}
+		rows := int64(rels[i].NumRows())
+		filled, absent := verify.FillAbsent(union, rels[i])
+		if rel.Users == 0 || rows+absent != rel.Users {
+			return inputErr(fmt.Errorf("%s is in long form: its users released without features are on no row, and the %d users the other releases name beyond its rows are not the %d its manifest counts: who was released empty cannot be told",
+				rel.Spec, absent, rel.Users-rows))
+		}
+		rels[i] = filled
 	}
 	return nil
 }

@@ -55,6 +55,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	input := fs.String("input", "", "input Parquet: file, directory, glob or comma list; local or gs://, s3:// (required)")
 	layout := layoutFlags(fs.FlagSet)
 	output := fs.String("output", "", "release directory of sharded Parquet files, local or gs://, s3:// (required; empty or missing, or holding a release with --overwrite)")
+	outputShape := outputShapeFlag(fs.FlagSet)
 	overwrite := fs.Bool("overwrite", false, "replace the release (and report) already at --output; nothing else there is ever replaced or deleted")
 	runID := fs.String("run_id", "", "id of this run (A-Z a-z 0-9 . _ -), written into the release's _SUCCESS manifest; rerunning an id already published there does nothing (default: --date if given, else random)")
 	date := dateFlag(fs.FlagSet)
@@ -105,7 +106,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if async := fs.Lookup("async"); async != nil && async.Value.String() == "true" {
 		return usageErr("--async: run waits for its job, then publishes, saves the key and writes the report; it cannot return at submission")
 	}
-	p := pipeline.Params{Input: *input, Layout: *layout, Output: *output, Overwrite: *overwrite, RunID: *runID, Solver: *sp,
+	p := pipeline.Params{Input: *input, Layout: *layout, Output: *output, OutputShape: *outputShape, Overwrite: *overwrite, RunID: *runID, Solver: *sp,
 		ChunkSize: *chunkSize, Shards: *shards, AutoStart: *autoStart, Runner: runnerName(*runners.Runner), Key: *chunkKey,
 		SpectralIterations: *iterations, PoolShare: *poolShare, ConnectTimeout: *timeout,
 		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out, Date: day, Gate: gate, FeatureTable: *featureReport, Stderr: stderr}
