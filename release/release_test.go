@@ -738,7 +738,7 @@ func TestTamperedManifest(t *testing.T) {
 			t.Errorf("rerun of a long-form input with other pairs: %v", err)
 		}
 		p.InputRows, p.Users = 20, 7
-		if _, err := Begin(ctx, p, nil); err == nil || !strings.Contains(err.Error(), "with 6 rows, but the input has 7") {
+		if _, err := Begin(ctx, p, nil); err == nil || !strings.Contains(err.Error(), "with 6 users, but the input has 7") {
 			t.Errorf("rerun over another input's release: %v", err)
 		}
 		p.Users = 6
