@@ -43,7 +43,7 @@ func TestHelpGrouped(t *testing.T) {
 		members map[string][]string
 	}{
 		{"run", []string{groupIO, groupPrivacy, groupSolver, groupPipeline, groupGate, groupBeam}, map[string][]string{
-			groupIO:       {"input", "input_shape", "user_column", "feature_column", "output", "overwrite", "run_id", "date", "metrics_out", "feature_report"},
+			groupIO:       {"input", "input_shape", "user_column", "feature_column", "output", "output_shape", "overwrite", "run_id", "date", "metrics_out", "feature_report"},
 			groupPrivacy:  {"k", "mode", "user_ids", "pseudonym_key_file", "pseudonym_key_env", "pseudonym_key_out"},
 			groupSolver:   {"seed", "variant", "search", "start", "beta", "restarts", "workers"},
 			groupPipeline: {"runner", "chunk_size", "chunk_key", "spectral_iterations", "pool_share", "shards", "connect_timeout"},
