@@ -389,7 +389,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 		}
 	}
 	lc, err := release.Begin(ctx, release.Plan{InputSpec: p.Input, InputFiles: in.Files, InputRows: in.Rows, Users: in.users(), Output: out, Dir: true, RunID: p.RunID,
-		Long: p.OutputShape == matrix.ShapeLong, Overwrite: p.Overwrite, Report: p.Report, Stdout: p.Stdout, KeyOut: p.KeyOut, Date: p.Date, Gate: p.Gate,
+		Shape: p.OutputShape, Overwrite: p.Overwrite, Report: p.Report, Stdout: p.Stdout, KeyOut: p.KeyOut, Date: p.Date, Gate: p.Gate,
 		FeatureTable: p.FeatureTable}, p.Stderr)
 	var ap *release.AlreadyPublishedError
 	switch {

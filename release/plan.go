@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/storage"
 )
 
@@ -38,12 +39,12 @@ type Plan struct {
 	// the pairs). A release of RunID with other total rows is not taken
 	// for this night's. Optional; 0 skips the check.
 	Users int64
-	// Long says a directory release is written in long form, a row per
-	// released (user, feature) pair (storage.ShapeLong): its manifest
-	// records the shape and the users, and a release of RunID in the
-	// other form is not taken for this night's. Optional; default list
-	// form.
-	Long bool
+	// Shape is the release's shape: matrix.ShapeLong writes a row per
+	// released (user, feature) pair (storage.ShapeLong), and its manifest
+	// records the shape and the users; a release of RunID in the other
+	// shape is not taken for this night's. Optional; default (ShapeAuto)
+	// and ShapeList are list form.
+	Shape matrix.Shape
 	// Overwrite allows replacing a published release (and a report that
 	// is not a failed run's). Nothing that is not a release's own file is
 	// ever replaced or deleted. Optional; default false.
@@ -268,4 +269,15 @@ func inside(path, dir string) bool {
 		sep = string(filepath.Separator)
 	}
 	return strings.HasPrefix(path, strings.TrimSuffix(dir, sep)+sep)
+}
+
+// long says the release is written in long form.
+func (p Plan) long() bool { return p.Shape == matrix.ShapeLong }
+
+// shapeOf names the release shape for messages: long or list.
+func shapeOf(long bool) matrix.Shape {
+	if long {
+		return matrix.ShapeLong
+	}
+	return matrix.ShapeList
 }

@@ -47,7 +47,7 @@ func stagedShards(ctx context.Context, staging string, users int64, long bool) (
 	var total int64
 	for _, s := range shards {
 		if s.Users < 0 || !long && s.Users != 0 || long && s.Rows > 0 && s.Users == 0 {
-			return nil, fmt.Errorf("%s: shard %q has %d users in %s form", StagedShardList(staging), s.Name, s.Users, shapeName(long))
+			return nil, fmt.Errorf("%s: shard %q has %d users in %s form", StagedShardList(staging), s.Name, s.Users, shapeOf(long))
 		}
 		if !stagedShardPattern.MatchString(s.Name) {
 			return nil, fmt.Errorf("%s: bad shard name %q", StagedShardList(staging), s.Name)
@@ -75,13 +75,6 @@ func shardUsers(s storage.Shard, long bool) int64 {
 		return s.Users
 	}
 	return s.Rows
-}
-
-func shapeName(long bool) string {
-	if long {
-		return storage.ShapeLong
-	}
-	return "list"
 }
 
 // checkShard compares a shard's stored attributes with what was recorded
@@ -125,7 +118,7 @@ func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA 
 	}
 	m := &storage.Manifest{Version: storage.ListManifestVersion, RunID: r.plan.RunID, ReportSHA256: reportSHA,
 		InputRows: r.plan.InputRows, UserIDs: r.userIDs(), KeyFingerprint: r.fingerprint()}
-	if r.plan.Long {
+	if r.plan.long() {
 		m.Version, m.Shape = storage.ManifestVersion, storage.ShapeLong
 	}
 	var moved []string
@@ -160,7 +153,7 @@ func (r *Run) publishDir(ctx context.Context, shards []storage.Shard, reportSHA 
 		}
 		m.Shards = append(m.Shards, s)
 		m.TotalRows += s.Rows
-		if r.plan.Long {
+		if r.plan.long() {
 			m.Users += s.Users
 		}
 	}

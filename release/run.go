@@ -461,7 +461,7 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 	sum := sha256.Sum256(b)
 	if r.plan.Dir {
 		var shards []storage.Shard
-		if shards, err = stagedShards(ctx, r.staging, rep.Rows, r.plan.Long); err == nil {
+		if shards, err = stagedShards(ctx, r.staging, rep.Rows, r.plan.long()); err == nil {
 			err = storage.WriteFile(ctx, storage.Join(r.staging, heldReport), b)
 		}
 		if err == nil {

@@ -178,9 +178,9 @@ func (s dirState) matches(p Plan) error {
 		return fmt.Errorf("--output %s holds a release of run %s made from %d input rows, but the input has %d: not this input's release; pass another --run_id (with --overwrite) to replace it",
 			p.Output, p.RunID, m.InputRows, p.InputRows)
 	}
-	if long := m.Shape == storage.ShapeLong; long != p.Long {
+	if long := m.Shape == storage.ShapeLong; long != p.long() {
 		return fmt.Errorf("--output %s holds a release of run %s in %s form, but this run writes %s form: not this run's release; pass another --run_id (with --overwrite) to replace it",
-			p.Output, p.RunID, shapeName(long), shapeName(p.Long))
+			p.Output, p.RunID, shapeOf(long), shapeOf(p.long()))
 	}
 	if p.Users > 0 && m.ReleasedUsers() != p.Users {
 		return fmt.Errorf("--output %s holds a release of run %s with %d users, but the input has %d: not this input's release; pass another --run_id (with --overwrite) to replace it",

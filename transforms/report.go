@@ -63,7 +63,7 @@ func Report(s beam.Scope, stats beam.PCollection, params ReportParams) {
 		panic(err)
 	}
 	beam.ParDo0(s, &reportFn{Staging: params.Staging, K: params.K, Mode: int(params.Mode), ChunkSize: params.ChunkSize,
-		InputFiles: params.InputFiles, PoolShare: params.PoolShare, Metadata: params.Metadata, Shape: int(params.Shape)},
+		InputFiles: params.InputFiles, PoolShare: params.PoolShare, Metadata: params.Metadata, Shape: params.Shape},
 		beam.Impulse(s), beam.SideInput{Input: stats})
 }
 
@@ -81,7 +81,7 @@ type reportFn struct {
 	InputFiles int64             `json:"input_files"`
 	PoolShare  float64           `json:"pool_share"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
-	Shape      int               `json:"shape,omitempty"`
+	Shape      matrix.Shape      `json:"shape,omitempty"`
 }
 
 func (fn *reportFn) ProcessElement(ctx context.Context, _ []byte, st Stats) error {
@@ -95,8 +95,8 @@ func (fn *reportFn) ProcessElement(ctx context.Context, _ []byte, st Stats) erro
 		rep.Pipeline.Pool.Share = fn.PoolShare
 	}
 	staged := release.StagedShards(fn.Staging)
-	long := matrix.Shape(fn.Shape) == matrix.ShapeLong
-	empty, err := writeEmptyShards(staged, st.ShardFiles, st.ShardCount, fn.Metadata, matrix.Shape(fn.Shape))
+	long := fn.Shape == matrix.ShapeLong
+	empty, err := writeEmptyShards(staged, st.ShardFiles, st.ShardCount, fn.Metadata, fn.Shape)
 	if err != nil {
 		return markJobError(err)
 	}

@@ -101,11 +101,11 @@ func TestFillAbsent(t *testing.T) {
 	in.Users[2] = "a" // a repeated input id
 	out := matrix.New(0, 0)
 	out.Append("b", []uint32{2})
-	got, n := FillAbsent(in, out)
+	got, n := FillAbsent(in.Users, out)
 	if n != 1 || got.NumRows() != 2 || got.Users[1] != "a" || len(got.Row(1)) != 0 || out.NumRows() != 1 {
 		t.Errorf("filled %d: users %v offsets %v (out now %d rows)", n, got.Users, got.Offsets, out.NumRows())
 	}
-	if same, n := FillAbsent(in, got); n != 0 || same != got {
+	if same, n := FillAbsent(in.Users, got); n != 0 || same != got {
 		t.Errorf("a release naming every user: filled %d", n)
 	}
 }

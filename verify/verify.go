@@ -391,19 +391,19 @@ func equalRows(a, b []uint32) bool {
 }
 
 // FillAbsent reads a long-form release as the list form it stands for: it
-// returns out with an empty row appended, in input order, for every user
-// of in that no row of out names (a long-form release's users released
-// without features have no row), and how many it appended. out is
-// returned as is when none is absent, else copied.
-func FillAbsent(in, out *matrix.Matrix) (*matrix.Matrix, int64) {
+// returns out with an empty row appended, in the order of users, for
+// every one of users that no row of out names (a long-form release's
+// users released without features have no row), and how many it
+// appended. out is returned as is when none is absent, else copied.
+func FillAbsent(users []string, out *matrix.Matrix) (*matrix.Matrix, int64) {
 	named := make(map[string]struct{}, out.NumRows())
 	for _, u := range out.Users {
 		named[u] = struct{}{}
 	}
 	var absent []string
-	for _, u := range in.Users {
+	for _, u := range users {
 		if _, ok := named[u]; !ok {
-			named[u] = struct{}{} // a repeated input id is filled once
+			named[u] = struct{}{} // a repeated id is filled once
 			absent = append(absent, u)
 		}
 	}

@@ -133,17 +133,14 @@ func fillLongReleases(opened []*matrix.Release, rels []*matrix.Matrix) error {
 		if rel.Shape != matrix.ShapeLong {
 			continue
 		}
-		union := matrix.New(0, 0)
+		var named []string // the users the other releases name
 		for j, m := range rels {
 			if j != i {
-				union.Users = append(union.Users, m.Users...)
+				named = append(named, m.Users...)
 			}
 		}
-		for range union.Users {
-			union.Offsets = append(union.Offsets, 0)
-		}
 		rows := int64(rels[i].NumRows())
-		filled, absent := verify.FillAbsent(union, rels[i])
+		filled, absent := verify.FillAbsent(named, rels[i])
 		if rel.Users == 0 || rows+absent != rel.Users {
 			return inputErr(fmt.Errorf("%s is in long form: its users released without features are on no row, and the %d users the other releases name beyond its rows are not the %d its manifest counts: who was released empty cannot be told",
 				rel.Spec, absent, rel.Users-rows))

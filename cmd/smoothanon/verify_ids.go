@@ -35,11 +35,7 @@ func checkRelease(in, out *matrix.Matrix, params verify.Params, rel *matrix.Rele
 			return nil, inputErr(err)
 		}
 		r.UserIds = pseudonym.Pseudonymize.String()
-		if note != "" {
-			r.Problems = append(r.Problems, note)
-			r.Valid = false
-		}
-		return r, nil
+		return invalidIf(r, note), nil
 	}
 	key, _, err := src.Load()
 	if err != nil {
@@ -69,7 +65,7 @@ func checkMatched(in, out *matrix.Matrix, params verify.Params, rel *matrix.Rele
 	if rel.Shape == matrix.ShapeLong {
 		rows := int64(out.NumRows())
 		var absent int64
-		out, absent = verify.FillAbsent(in, out)
+		out, absent = verify.FillAbsent(in.Users, out)
 		if rel.Users > 0 && rows+absent != rel.Users {
 			note = fmt.Sprintf("the release counts %d users, but its rows name %d and the input's users on none of them are %d", rel.Users, rows, absent)
 		}
@@ -78,11 +74,17 @@ func checkMatched(in, out *matrix.Matrix, params verify.Params, rel *matrix.Rele
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	if note != "" {
-		r.Problems = append(r.Problems, note)
+	return invalidIf(r, note), nil
+}
+
+// invalidIf adds problem, when there is one, to r's problems and marks r
+// invalid.
+func invalidIf(r *smoothanonpb.RunReport, problem string) *smoothanonpb.RunReport {
+	if problem != "" {
+		r.Problems = append(r.Problems, problem)
 		r.Valid = false
 	}
-	return r, nil
+	return r
 }
 
 // absentUnmatched is, for a long-form release whose users cannot be
