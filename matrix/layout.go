@@ -62,12 +62,21 @@ type Layout struct {
 	// Feature is the feature column. Optional; default ColFeatures when
 	// the file has it (or Shape is ShapeList), else ColFeature.
 	Feature string
+	// Values is what the feature values are. Optional; default
+	// ValuesAuto: a string column holds names, an integer column ids.
+	// Resolved, it is ValuesIDs, ValuesStrings or ValuesIntegers.
+	Values Values
 }
 
 // String describes a resolved layout for reports and dry runs:
-// "list (user_id, features)".
+// "list (user_id, features)", or with named features "long (user_id,
+// interest) of string names".
 func (l Layout) String() string {
-	return fmt.Sprintf("%s (%s, %s)", l.Shape, l.User, l.Feature)
+	s := fmt.Sprintf("%s (%s, %s)", l.Shape, l.User, l.Feature)
+	if l.Values.Named() {
+		s += " of " + l.Values.String()
+	}
+	return s
 }
 
 // ErrMixedShapes marks an input whose files do not share one shape and
@@ -87,10 +96,18 @@ func Agree(path string, got Layout, firstPath string, want Layout) error {
 		col = got.User
 	}
 	return &FileError{Path: path, Row: -1, Column: col, Err: &refusal{ErrMixedShapes,
-		fmt.Sprintf("%s form %s, but %s is %s form %s: %s", got.Shape, cols(got), firstPath, want.Shape, cols(want), ErrMixedShapes)}}
+		fmt.Sprintf("%s, but %s is %s: %s", formOf(got), firstPath, formOf(want), ErrMixedShapes)}}
 }
 
-func cols(l Layout) string { return "(" + l.User + ", " + l.Feature + ")" }
+// formOf describes l as "long form (user_id, feature)", with " of string
+// names" or " of integer names" when its features are names.
+func formOf(l Layout) string {
+	s := fmt.Sprintf("%s form (%s, %s)", l.Shape, l.User, l.Feature)
+	if l.Values.Named() {
+		s += " of " + l.Values.String()
+	}
+	return s
+}
 
 // resolveLayout finds the columns l names in pf's schema and resolves
 // ShapeAuto, or says which column is missing or of the wrong kind.

@@ -46,7 +46,7 @@ func TestLongForm(t *testing.T) {
 	if !m.Equal(want) {
 		t.Errorf("long form read as %+v, want %+v", m, want)
 	}
-	if st.Layout != (Layout{ShapeLong, ColUserID, ColFeature}) || st.Pairs != 7 || st.DroppedPairs != 1 {
+	if st.Layout != (Layout{ShapeLong, ColUserID, ColFeature, ValuesIDs}) || st.Pairs != 7 || st.DroppedPairs != 1 {
 		t.Errorf("stats %+v, want long (user_id, feature), 7 pairs, 1 dropped", st)
 	}
 	// The same rows in list form read alike.
@@ -55,7 +55,7 @@ func TestLongForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	m2, st2, err := ReadMatrix(list, ReadOptions{})
-	if err != nil || !m2.Equal(m) || st2.Layout != (Layout{ShapeList, ColUserID, ColFeatures}) {
+	if err != nil || !m2.Equal(m) || st2.Layout != (Layout{ShapeList, ColUserID, ColFeatures, ValuesIDs}) {
 		t.Errorf("list form: %+v %+v %v, want the long form's rows", m2, st2, err)
 	}
 }

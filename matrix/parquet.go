@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -48,6 +50,23 @@ type pairRow struct {
 	Feature int64  `parquet:"feature"`
 }
 
+// The schemas of named features, written back as the input held them:
+// strings, or integers as INT64.
+type (
+	stringsRow struct {
+		UserID   string   `parquet:"user_id"`
+		Features []string `parquet:"features,list"`
+	}
+	integersRow struct {
+		UserID   string  `parquet:"user_id"`
+		Features []int64 `parquet:"features,list"`
+	}
+	stringPairRow struct {
+		UserID  string `parquet:"user_id"`
+		Feature string `parquet:"feature"`
+	}
+)
+
 // FileError is an error tied to an input file, and where known a row and column.
 type FileError struct {
 	Path   string
@@ -85,6 +104,8 @@ type File struct {
 	featListDef      int    // definition level at which the list is present and non-empty
 	featKind         parquet.Kind
 	featSigned       bool
+	vocab            *Vocab // named features: their ids (UseVocab)
+	keyBuf           []byte
 }
 
 // OpenFile is OpenFileAs with the default Layout: the shape from the
@@ -172,10 +193,10 @@ func (pf *File) checkSchema(l Layout) error {
 	}
 	pf.userCol = user.Index()
 	// features: a list (any nesting of groups with exactly one repeated
-	// level) of integer leaves, or in long form an integer leaf.
-	want := "a LIST of integers"
+	// level) of scalar leaves, or in long form a scalar leaf.
+	want := "a LIST of integers or strings"
 	if pf.layout.Shape == ShapeLong {
-		want = "an integer"
+		want = "an integer or a string"
 	}
 	leaf := feats
 	for !leaf.Leaf() {
@@ -186,27 +207,10 @@ func (pf *File) checkSchema(l Layout) error {
 		leaf = cs[0]
 	}
 	if pf.layout.Shape == ShapeList && leaf.MaxRepetitionLevel() != 1 {
-		return pf.schemaErr(fn, "wrong type: want a LIST of integers, got repetition depth %d", leaf.MaxRepetitionLevel())
+		return pf.schemaErr(fn, "wrong type: want a LIST of integers or strings, got repetition depth %d", leaf.MaxRepetitionLevel())
 	}
-	k := leaf.Type().Kind()
-	if k != parquet.Int32 && k != parquet.Int64 {
-		return pf.schemaErr(fn, "wrong %s type %s, want INT32 or INT64", pick(pf.layout.Shape == ShapeLong, "feature", "element"), leaf.Type())
-	}
-	// An INT32 or INT64 annotated as anything but an integer (a date, a
-	// time, a timestamp, a decimal) holds no ids: its numbers would be
-	// read as features silently.
-	if ann := nonInteger(leaf.Type()); ann != "" {
-		return pf.schemaErr(fn, "wrong %s type %s (%s), want an integer", pick(pf.layout.Shape == ShapeLong, "feature", "element"), k, ann)
-	}
-	pf.featKind = k
-	pf.featSigned = true
-	if lt := leaf.Type().LogicalType(); lt != nil {
-		if it, ok := lt.Value.(*format.IntType); ok {
-			pf.featSigned = it.IsSigned
-		}
-	}
-	if ct := leaf.Type().ConvertedType(); ct != nil && *ct >= deprecated.Uint8 && *ct <= deprecated.Uint64 {
-		pf.featSigned = false
+	if err := pf.checkFeatureType(leaf, l.Values); err != nil {
+		return err
 	}
 	pf.featCol = leaf.Index()
 	pf.featMaxDef = leaf.MaxDefinitionLevel()
@@ -223,6 +227,75 @@ func (pf *File) checkSchema(l Layout) error {
 		c = c.Columns()[0]
 	}
 	return nil
+}
+
+// checkFeatureType checks the feature leaf's type against values and
+// resolves the layout's Values: a string column holds names, an integer
+// column ids unless values asks for names.
+func (pf *File) checkFeatureType(leaf *parquet.Column, values Values) error {
+	long := pf.layout.Shape == ShapeLong
+	what := pick(long, "feature", "element")
+	k := leaf.Type().Kind()
+	if values == ValuesAuto && pf.markedNames() {
+		values = ValuesNames
+	}
+	switch {
+	case k == parquet.ByteArray && values != ValuesIDs:
+		if ann := nonString(leaf.Type()); ann != "" {
+			return pf.schemaErr(pf.layout.Feature, "wrong %s type %s (%s), want a string or an integer", what, k, ann)
+		}
+		pf.layout.Values = ValuesStrings
+	case k == parquet.ByteArray:
+		return pf.schemaErr(pf.layout.Feature, "wrong %s type %s: feature ids are integers (--feature_values names maps strings to ids)", what, k)
+	case k != parquet.Int32 && k != parquet.Int64:
+		return pf.schemaErr(pf.layout.Feature, "wrong %s type %s, want INT32, INT64 or a string", what, leaf.Type())
+	default:
+		// An INT32 or INT64 annotated as anything but an integer (a
+		// date, a time, a timestamp, a decimal) holds no ids: its
+		// numbers would be read as features silently.
+		if ann := nonInteger(leaf.Type()); ann != "" {
+			return pf.schemaErr(pf.layout.Feature, "wrong %s type %s (%s), want an integer", what, k, ann)
+		}
+		pf.layout.Values = ValuesIDs
+		if values.Named() {
+			pf.layout.Values = ValuesIntegers
+		}
+	}
+	pf.featKind = k
+	pf.featSigned = true
+	if lt := leaf.Type().LogicalType(); lt != nil {
+		if it, ok := lt.Value.(*format.IntType); ok {
+			pf.featSigned = it.IsSigned
+		}
+	}
+	if ct := leaf.Type().ConvertedType(); ct != nil && *ct >= deprecated.Uint8 && *ct <= deprecated.Uint64 {
+		pf.featSigned = false
+	}
+	return nil
+}
+
+// nonString names the annotation of the BYTE_ARRAY type t when it is not
+// a string one (logical STRING or ENUM, converted UTF8 or ENUM, or none),
+// else "".
+func nonString(t parquet.Type) string {
+	if lt := t.LogicalType(); lt != nil && lt.Value != nil {
+		switch lt.Value.(type) {
+		case *format.StringType, *format.EnumType:
+			return ""
+		}
+		return lt.String()
+	}
+	if ct := t.ConvertedType(); ct != nil && *ct != deprecated.UTF8 && *ct != deprecated.Enum {
+		return fmt.Sprintf("converted type %d", *ct)
+	}
+	return ""
+}
+
+// markedNames says the file is a release of named features
+// (MetaFeatureValues).
+func (pf *File) markedNames() bool {
+	v, ok := pf.Metadata(MetaFeatureValues)
+	return ok && v == "names"
 }
 
 // nonInteger names the annotation of t when it is not an integer one
@@ -428,6 +501,9 @@ func truncErr(err error) error {
 }
 
 func (pf *File) featureID(v parquet.Value) (uint32, error) {
+	if pf.layout.Values.Named() {
+		return pf.nameID(v)
+	}
 	var x int64
 	switch pf.featKind {
 	case parquet.Int32:
@@ -451,6 +527,45 @@ func (pf *File) featureID(v parquet.Value) (uint32, error) {
 		return 0, fmt.Errorf("feature id %d out of range [0, 2^32)", x)
 	}
 	return uint32(x), nil
+}
+
+// UseVocab makes the file's named features read as their ids in v, which
+// must hold names of the file's kind. Without it, the file gives its
+// names ids in order of first appearance, its own.
+func (pf *File) UseVocab(v *Vocab) error {
+	if v.Values() != pf.layout.Values {
+		return &FileError{Path: pf.Path, Row: -1, Column: pf.layout.Feature,
+			Err: fmt.Errorf("%v, but the vocabulary is of %v", pf.layout.Values, v.Values())}
+	}
+	pf.vocab = v
+	return nil
+}
+
+// nameID is the id of the named feature v.
+func (pf *File) nameID(v parquet.Value) (uint32, error) {
+	if pf.vocab == nil {
+		pf.vocab = NewGrowingVocab(pf.layout.Values)
+	}
+	var key []byte
+	if pf.layout.Values == ValuesStrings {
+		if key = v.ByteArray(); !utf8.Valid(key) {
+			// The name's bytes stay out of the message: it is input data.
+			return 0, errors.New("feature not valid UTF-8")
+		}
+	} else {
+		x := v.Int64()
+		switch {
+		case pf.featKind == parquet.Int32 && pf.featSigned:
+			x = int64(v.Int32())
+		case pf.featKind == parquet.Int32:
+			x = int64(v.Uint32())
+		case !pf.featSigned && v.Uint64() > 1<<63-1:
+			return 0, fmt.Errorf("feature %d out of the INT64 range", v.Uint64())
+		}
+		key = IntNameKey(pf.keyBuf[:0], x)
+		pf.keyBuf = key
+	}
+	return pf.vocab.ID(key)
 }
 
 func sortUnique(b *[]uint32) {
@@ -579,6 +694,11 @@ type ReadOptions struct {
 	// Layout is the input's shape and columns. Optional; default the zero
 	// Layout (shape from the schema, default column names).
 	Layout Layout
+	// Vocab is the vocabulary named features are read through (a growing
+	// one gains the names it lacks). Optional; default the input's own,
+	// sorted (SortedVocab): a feature's id is its name's rank, as the
+	// pipeline numbers them.
+	Vocab *Vocab
 }
 
 // ReadStats describes what ReadMatrix did.
@@ -594,6 +714,9 @@ type ReadStats struct {
 	// DroppedPairs is the number of repeated (user, feature) rows of a
 	// long-form input, dropped.
 	DroppedPairs int64
+	// Vocab is the vocabulary the features' ids stand for when they are
+	// names (Layout.Values.Named()), else nil.
+	Vocab *Vocab
 }
 
 // InspectFiles opens every file of files with OpenInputAs(l) and checks
@@ -641,8 +764,16 @@ func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
 	if st.Layout.Shape == ShapeLong {
 		g = newGrouper()
 	}
+	if st.Layout.Values.Named() {
+		if st.Vocab = opts.Vocab; st.Vocab == nil {
+			st.Vocab = NewGrowingVocab(st.Layout.Values)
+		}
+	}
 	for _, p := range files {
 		pf, err := OpenInputAs(p, st.Layout)
+		if err == nil && st.Vocab != nil {
+			err = pf.UseVocab(st.Vocab)
+		}
 		if err != nil {
 			return nil, st, err
 		}
@@ -661,7 +792,36 @@ func ReadMatrix(spec string, opts ReadOptions) (*Matrix, ReadStats, error) {
 		m, st.Pairs, st.DroppedPairs = g.matrix()
 		src = nil
 	}
+	if st.Vocab != nil && opts.Vocab == nil {
+		if st.Vocab, err = sortVocab(m, st.Vocab); err != nil {
+			return nil, st, err
+		}
+	}
 	return finishRead(spec, m, src, opts, st)
+}
+
+// sortVocab renumbers m's features, ids of v, as the ranks of their names
+// (SortedVocab), and returns the sorted vocabulary.
+func sortVocab(m *Matrix, v *Vocab) (*Vocab, error) {
+	keys := make([][]byte, v.Len())
+	for id := range keys {
+		keys[id] = v.Key(uint32(id))
+	}
+	sorted, err := SortedVocab(v.Values(), slices.Clone(keys))
+	if err != nil {
+		return nil, err
+	}
+	rank := make([]uint32, len(keys))
+	for id, k := range keys {
+		rank[id], _ = sorted.Lookup(k)
+	}
+	for i := range m.Features {
+		m.Features[i] = rank[m.Features[i]]
+	}
+	for i := range m.Users {
+		slices.Sort(m.Row(i))
+	}
+	return sorted, nil
 }
 
 // appendTo appends every row of pf to m.
@@ -696,14 +856,11 @@ func finishRead(spec string, m *Matrix, src *rowSources, opts ReadOptions, st Re
 // final name only when Close succeeds (storage.Writer); Abort or a failed
 // Close leave nothing behind.
 type Writer struct {
-	path string
-	out  *storage.Writer
-	list *rowBuffer[parquetRow] // list form, else nil
-	long *rowBuffer[pairRow]    // long form, else nil
-	sink interface {
-		flush() error
-		close() error
-	} // the one of them in use
+	path     string
+	out      *storage.Writer
+	add      func(user string, features []uint32) error // writes a user's rows
+	sink     rowSink                                    // the buffer add fills
+	long     bool
 	rows     int64 // users
 	fileRows int64 // Parquet rows: users, or in long form pairs
 	err      error
@@ -722,6 +879,10 @@ type WriterOptions struct {
 	// of a user, columns ColUserID and ColFeature (INT64); a user without
 	// features has no row in long form. Optional; default ShapeList.
 	Shape Shape
+	// Vocab names the features: the file holds each feature's name, a
+	// string or an INT64 as Vocab.Values says, in place of its id, and
+	// the metadata MetaFeatureValues. Optional; default ids.
+	Vocab *Vocab
 }
 
 // Create starts writing path, a local path or a URI.
@@ -732,6 +893,14 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 	if opts.Shape != ShapeList && opts.Shape != ShapeLong && opts.Shape != ShapeAuto {
 		return nil, fmt.Errorf("%s: writer shape %v, want list or long", path, opts.Shape)
 	}
+	md := opts.Metadata
+	if opts.Vocab != nil {
+		md = maps.Clone(md)
+		if md == nil {
+			md = map[string]string{}
+		}
+		md[MetaFeatureValues] = "names"
+	}
 	out, err := storage.Create(context.Background(), path)
 	if err != nil {
 		return nil, err
@@ -740,16 +909,70 @@ func Create(path string, opts WriterOptions) (*Writer, error) {
 		parquet.Compression(&parquet.Zstd),
 		parquet.MaxRowsPerRowGroup(opts.RowGroupRows),
 		parquet.CreatedBy("smoothanon", "", ""),
-	}, metadataOptions(opts.Metadata)...)
-	w := &Writer{path: path, out: out}
-	if opts.Shape == ShapeLong {
-		w.long = newRowBuffer[pairRow](out, 8192, wopts)
-		w.sink = w.long
-	} else {
-		w.list = newRowBuffer[parquetRow](out, 1024, wopts)
-		w.sink = w.list
-	}
+	}, metadataOptions(md)...)
+	w := &Writer{path: path, out: out, long: opts.Shape == ShapeLong}
+	w.add, w.sink = rowAdder(out, wopts, opts.Shape == ShapeLong, opts.Vocab)
 	return w, nil
+}
+
+// rowAdder is the function that writes a user's rows in the schema of
+// the shape and vocabulary, flushing its buffer when full, and that
+// buffer.
+func rowAdder(out io.Writer, wopts []parquet.WriterOption, long bool, v *Vocab) (func(string, []uint32) error, rowSink) {
+	switch {
+	case long && v != nil && v.Values() == ValuesStrings:
+		b := newRowBuffer[stringPairRow](out, 8192, wopts)
+		return func(u string, fs []uint32) error {
+			for _, f := range fs {
+				if err := b.put(stringPairRow{UserID: u, Feature: v.String(f)}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, b
+	case long:
+		b := newRowBuffer[pairRow](out, 8192, wopts)
+		return func(u string, fs []uint32) error {
+			for _, f := range fs {
+				x := int64(f)
+				if v != nil {
+					x = v.Int64(f)
+				}
+				if err := b.put(pairRow{UserID: u, Feature: x}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, b
+	case v != nil && v.Values() == ValuesStrings:
+		b := newRowBuffer[stringsRow](out, 1024, wopts)
+		return func(u string, fs []uint32) error {
+			names := make([]string, len(fs))
+			for i, f := range fs {
+				names[i] = v.String(f)
+			}
+			return b.put(stringsRow{UserID: u, Features: names})
+		}, b
+	case v != nil:
+		b := newRowBuffer[integersRow](out, 1024, wopts)
+		return func(u string, fs []uint32) error {
+			names := make([]int64, len(fs))
+			for i, f := range fs {
+				names[i] = v.Int64(f)
+			}
+			return b.put(integersRow{UserID: u, Features: names})
+		}, b
+	}
+	b := newRowBuffer[parquetRow](out, 1024, wopts)
+	return func(u string, fs []uint32) error {
+		return b.put(parquetRow{UserID: u, Features: append([]uint32(nil), fs...)})
+	}, b
+}
+
+// rowSink is a rowBuffer of any schema.
+type rowSink interface {
+	flush() error
+	close() error
 }
 
 // rowBuffer buffers rows of one schema for its Parquet writer.
@@ -762,10 +985,13 @@ func newRowBuffer[T any](out io.Writer, n int, opts []parquet.WriterOption) *row
 	return &rowBuffer[T]{w: parquet.NewGenericWriter[T](out, opts...), buf: make([]T, 0, n)}
 }
 
-// add buffers r and says whether the buffer is now full.
-func (b *rowBuffer[T]) add(r T) bool {
+// put buffers r, and writes the buffer out when it is full.
+func (b *rowBuffer[T]) put(r T) error {
 	b.buf = append(b.buf, r)
-	return len(b.buf) == cap(b.buf)
+	if len(b.buf) == cap(b.buf) {
+		return b.flush()
+	}
+	return nil
 }
 
 func (b *rowBuffer[T]) flush() error {
@@ -788,22 +1014,15 @@ func (w *Writer) Write(user string, features []uint32) error {
 		return w.err
 	}
 	w.rows++
-	if w.long != nil {
+	if w.long {
 		w.fileRows += int64(len(features))
-		for _, f := range features {
-			if w.long.add(pairRow{UserID: user, Feature: int64(f)}) {
-				if err := w.flush(); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+	} else {
+		w.fileRows++
 	}
-	w.fileRows++
-	if w.list.add(parquetRow{UserID: user, Features: append([]uint32(nil), features...)}) {
-		return w.flush()
+	if err := w.add(user, features); err != nil {
+		w.err = fmt.Errorf("%s: %w", w.path, err)
 	}
-	return nil
+	return w.err
 }
 
 func (w *Writer) flush() error {

@@ -66,6 +66,14 @@ type Release struct {
 	// It is the manifest's user_ids, else the files' MetaUserIDs mark
 	// (files without the mark keep their ids).
 	UserIDs string
+	// Values is what the release's features are: ValuesIDs, or names
+	// (ValuesStrings, ValuesIntegers) that Read maps through Vocab.
+	Values Values
+	// Vocab is the vocabulary Read reads named features through: set it
+	// before Read to read them as another's ids (a growing one gains the
+	// names it lacks). When nil, Read makes a growing one, ids in order of
+	// first appearance, and leaves it here.
+	Vocab *Vocab
 
 	// sizes and rows are what each file must still have when it is read.
 	sizes, rows []int64
@@ -181,7 +189,7 @@ func openFileRelease(ctx context.Context, spec string) (*Release, error) {
 	}
 	defer f.Close()
 	r := &Release{Spec: spec, Files: []string{spec}, Rows: f.NumRows(), KeyFingerprint: f.KeyFingerprint(),
-		UserIDs: userIDsMark(f), Shape: f.Layout().Shape, sizes: []int64{f.Size()}, rows: []int64{f.NumRows()}}
+		UserIDs: userIDsMark(f), Shape: f.Layout().Shape, Values: f.Layout().Values, sizes: []int64{f.Size()}, rows: []int64{f.NumRows()}}
 	if r.Shape == ShapeList {
 		r.Users = r.Rows
 	}
@@ -239,6 +247,11 @@ func (r *Release) checkShard(ctx context.Context, path string, s storage.Shard, 
 	}
 	if got := f.Layout().Shape; got != r.Shape {
 		return mismatch(path, "%s form, %s says %s", got, storage.SuccessName, r.Shape)
+	}
+	if got := f.Layout().Values; r.Values == ValuesAuto {
+		r.Values = got
+	} else if got != r.Values {
+		return mismatch(path, "features are %v, %s's are %v", got, r.Files[0], r.Values)
 	}
 	if s.CRC32C != nil && (a.HasCRC32C || opts.VerifyChecksums) {
 		crc := a.CRC32C
@@ -320,6 +333,16 @@ func (r *Release) Read(fn RowFunc) error {
 			}
 			return &FileError{Path: path, Row: -1, Err: fmt.Errorf("changed since the release was opened: size %d, rows %d; then %d, %d",
 				f.Size(), f.NumRows(), r.sizes[i], r.rows[i])}
+		}
+		if r.Values.Named() {
+			if r.Vocab == nil {
+				r.Vocab = NewGrowingVocab(r.Values)
+			}
+			err = f.UseVocab(r.Vocab)
+		}
+		if err != nil {
+			f.Close()
+			return err
 		}
 		if r.Shape == ShapeLong {
 			err = readRuns(f, fn)

@@ -23,6 +23,10 @@
 // order (TestDocStages builds the graph for each optional stage's switch
 // and compares its top-level transforms with this list):
 //
+//   - BuildVocab, when the features are names: the distinct names of the
+//     input, sorted, written into the staging directory as the
+//     vocabulary Read, GroupPairs and Write number and name features by
+//     ([transforms.BuildVocab]).
 //   - Read, when the input is list form: the input files, each row group
 //     a unit of work, into blocks of rows ([transforms.Read]).
 //   - GroupPairs, when the input is long form: the input files' pairs,

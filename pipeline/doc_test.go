@@ -81,6 +81,7 @@ func TestDocStages(t *testing.T) {
 		"Params.PoolShare > 0":       func(p Params) bool { return p.PoolShare > 0 },
 		"the input is list form":     func(p Params) bool { return p.Layout.Shape != matrix.ShapeLong },
 		"the input is long form":     func(p Params) bool { return p.Layout.Shape == matrix.ShapeLong },
+		"the features are names":     func(p Params) bool { return p.Layout.Values.Named() },
 	}
 	doc := docStages(t)
 	for _, s := range doc {
@@ -104,6 +105,7 @@ func TestDocStages(t *testing.T) {
 		"key minhash":  func(p *Params) { p.Key = transforms.KeyMinHash },
 		"key spectral": func(p *Params) { p.Key = transforms.KeySpectral },
 		"long form":    func(p *Params) { p.Layout = longLayout },
+		"string names": func(p *Params) { p.Layout = longLayout; p.Layout.Values = matrix.ValuesStrings },
 		"long, no pools, pseudonyms": func(p *Params) {
 			p.Layout, p.PoolShare, p.PseudonymKey = longLayout, 0, &key
 		},

@@ -243,7 +243,7 @@ func (in Input) users() int64 {
 // default columns.
 func (in Input) layout() matrix.Layout {
 	if in.Layout == (matrix.Layout{}) {
-		return matrix.Layout{Shape: matrix.ShapeList, User: matrix.ColUserID, Feature: matrix.ColFeatures}
+		return matrix.Layout{Shape: matrix.ShapeList, User: matrix.ColUserID, Feature: matrix.ColFeatures, Values: matrix.ValuesIDs}
 	}
 	return in.Layout
 }
@@ -285,11 +285,17 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	files := append([]string(nil), in.Files...)
 	sort.Strings(files)
 	pl, s := beam.NewPipelineWithRoot()
+	var vocab beam.PCollection // named features: their vocabulary
+	var vocabPath string
+	if in.Layout.Values.Named() {
+		vocabPath = release.StagedVocab(staging)
+		vocab = transforms.BuildVocab(s, files, transforms.VocabParams{Layout: in.layout(), Path: vocabPath})
+	}
 	var rows beam.PCollection
 	if in.long() {
-		rows = transforms.GroupPairs(s, files, transforms.GroupParams{Layout: in.layout()})
+		rows = transforms.GroupPairs(s, files, transforms.GroupParams{Layout: in.layout(), Vocab: vocab})
 	} else {
-		rows = transforms.Read(s, files, transforms.ReadParams{Layout: in.layout()})
+		rows = transforms.Read(s, files, transforms.ReadParams{Layout: in.layout(), Vocab: vocab})
 	}
 	md := release.FileMetadata(p.PseudonymKey)
 	if p.PseudonymKey != nil {
@@ -316,7 +322,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 		table = release.StagedFeatureTable(staging)
 	}
 	accounted := transforms.Accounting(s, out, transforms.AccountingParams{Table: table})
-	written := transforms.Write(s, out, transforms.WriteParams{Dir: release.StagedShards(staging), Shards: p.Shards, Metadata: md, Shape: p.OutputShape,
+	written := transforms.Write(s, out, transforms.WriteParams{Dir: release.StagedShards(staging), Shards: p.Shards, Metadata: md, Shape: p.OutputShape, Vocab: vocabPath,
 		RunRows: h.runRows, Rows: in.Rows, MaxEntries: maxEntriesOut(in.FeatureValues, mode)})
 	if h.afterWrite != nil {
 		written = h.afterWrite(s, written)
@@ -324,7 +330,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	stats = append(stats, verified, accounted, written, transforms.CountRows(s, rows))
 	all := transforms.CombineStats(s, stats, chunkStats)
 	transforms.Report(s, all, transforms.ReportParams{Staging: staging, K: k, Mode: mode, ChunkSize: p.ChunkSize,
-		InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md, Shape: p.OutputShape})
+		InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md, Shape: p.OutputShape, Values: in.layout().Values})
 	return pl
 }
 
@@ -489,6 +495,7 @@ func describeRun(rep *smoothanonpb.RunReport, p Params, in Input, auto autoChoic
 		st.Pairs, st.DroppedPairs = in.Rows, res.Counters["smoothanon/pairs_repeated"]
 	}
 	rep.Input = release.DescribeInput(st)
+	rep.Input.Names = res.Counters["smoothanon/vocab_names"] // named features, when the runner reports counters
 	if rep.Pipeline == nil {
 		rep.Pipeline = &smoothanonpb.PipelineInfo{}
 	}

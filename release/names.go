@@ -32,6 +32,9 @@ const (
 	// stagedShards lists the staged shards with their rows, sizes and
 	// CRC-32Cs (JSON []storage.Shard), as the job wrote them.
 	stagedList = "shards.json"
+	// stagedVocab is the input's feature vocabulary when its features are
+	// names (matrix.Vocab.WriteTo).
+	stagedVocab = "vocab.bin"
 	// pendingInfix: a drawn key waits beside its --pseudonym_key_out path,
 	// "." + base + pendingInfix + token, until the release is published.
 	pendingInfix = ".pending-"
@@ -47,6 +50,10 @@ func StagedReport(staging string) string { return storage.Join(staging, stagedRe
 
 // StagedShardList is where the job writes the list of shards it wrote.
 func StagedShardList(staging string) string { return storage.Join(staging, stagedList) }
+
+// StagedVocab is where the job writes the vocabulary of the input's
+// named features.
+func StagedVocab(staging string) string { return storage.Join(staging, stagedVocab) }
 
 // newToken draws a run token.
 func newToken() string {

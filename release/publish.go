@@ -216,8 +216,9 @@ func move(ctx context.Context, src, dst string) error {
 }
 
 // publishFile writes the single-file release rel at the output, its rows
-// ordered by user id, with md as its Parquet key/value metadata.
-func (r *Run) publishFile(ctx context.Context, rel *matrix.Matrix, md map[string]string) error {
+// ordered by user id, its features named by v (nil: ids), with md as its
+// Parquet key/value metadata.
+func (r *Run) publishFile(ctx context.Context, rel *matrix.Matrix, v *matrix.Vocab, md map[string]string) error {
 	out := r.plan.Output
 	st, err := inspectFile(ctx, out)
 	if err != nil {
@@ -235,7 +236,7 @@ func (r *Run) publishFile(ctx context.Context, rel *matrix.Matrix, md map[string
 			return err
 		}
 	}
-	w, err := matrix.Create(out, matrix.WriterOptions{Metadata: md})
+	w, err := matrix.Create(out, matrix.WriterOptions{Metadata: md, Vocab: v})
 	if err != nil {
 		return err
 	}

@@ -387,6 +387,10 @@ type Outcome struct {
 	// Release is a single-file release's rows (Plan.Dir false); Finish
 	// writes them ordered by user id, whatever their order here.
 	Release *matrix.Matrix
+	// Vocab names Release's features when the input's were names
+	// (matrix.ReadStats.Vocab): the file holds the names. Optional;
+	// default ids.
+	Vocab *matrix.Vocab
 	// FeatureTable is a single-file release's feature table, written to
 	// Plan.FeatureTable once the release is published. A directory
 	// release's job stages it at StagedFeatureTable instead. Required
@@ -470,7 +474,7 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 	} else if o.Release == nil {
 		err = errors.New("no release rows to publish")
 	} else {
-		err = r.publishFile(r.ctx, o.Release, FileMetadata(o.Key))
+		err = r.publishFile(r.ctx, o.Release, o.Vocab, FileMetadata(o.Key))
 	}
 	if err != nil {
 		r.noteStore(err)
@@ -634,6 +638,10 @@ func MakeTempDir() (string, func(), error) {
 
 // DescribeInput is the report's account of how an input was read.
 func DescribeInput(st matrix.ReadStats) *smoothanonpb.InputInfo {
-	return &smoothanonpb.InputInfo{Shape: st.Layout.Shape.String(), UserColumn: st.Layout.User, FeatureColumn: st.Layout.Feature,
-		Pairs: st.Pairs, RepeatedPairs: st.DroppedPairs}
+	info := &smoothanonpb.InputInfo{Shape: st.Layout.Shape.String(), UserColumn: st.Layout.User, FeatureColumn: st.Layout.Feature,
+		Pairs: st.Pairs, RepeatedPairs: st.DroppedPairs, FeatureValues: st.Layout.Values.String()}
+	if st.Vocab != nil {
+		info.Names = int64(st.Vocab.Len())
+	}
+	return info
 }

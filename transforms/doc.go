@@ -12,6 +12,9 @@
 //
 // # Transforms
 //
+//   - [BuildVocab]: the named features of Parquet files to their sorted
+//     vocabulary, written as a file, and PCollection<VocabRef> naming it,
+//     the side input Read and GroupPairs number names by.
 //   - [Read]: Parquet files, each row group a unit of work, into a
 //     PCollection<matrix.Matrix> of blocks of rows.
 //   - [GroupPairs]: long-form Parquet files, one (user, feature) pair

@@ -19,6 +19,7 @@ var (
 
 func init() {
 	register.DoFn3x1[context.Context, RowGroup, func(string, []byte), error](&readPairsFn{})
+	register.DoFn4x1[context.Context, RowGroup, VocabRef, func(string, []byte), error](&readNamedPairsFn{})
 	register.Emitter2[string, []byte]()
 	register.Iter1[[]byte]()
 	register.DoFn4x1[context.Context, string, func(*[]byte) bool, func(matrix.Matrix), error](&groupUserFn{})
@@ -51,9 +52,15 @@ func GroupPairs(s beam.Scope, files []string, p GroupParams) beam.PCollection {
 	if p.Layout.Shape != matrix.ShapeLong {
 		panic(fmt.Sprintf("transforms.GroupPairs: layout %v, want long form", p.Layout))
 	}
+	checkVocabParam("GroupPairs", p.Layout, p.Vocab)
 	groups := beam.ParDo(s, &expandRowGroupsFn{Layout: p.Layout}, beam.CreateList(s, files))
 	groups = beam.Reshuffle(s, groups)
-	pieces := beam.ParDo(s, &readPairsFn{Layout: p.Layout}, groups)
+	var pieces beam.PCollection
+	if p.Vocab.IsValid() {
+		pieces = beam.ParDo(s, &readNamedPairsFn{readPairsFn{Layout: p.Layout}}, groups, beam.SideInput{Input: p.Vocab})
+	} else {
+		pieces = beam.ParDo(s, &readPairsFn{Layout: p.Layout}, groups)
+	}
 	return beam.ParDo(s, &groupUserFn{}, beam.GroupByKey(s, pieces))
 }
 
@@ -62,6 +69,9 @@ type GroupParams struct {
 	// Layout is the input's layout as matrix.InspectFiles resolved it:
 	// matrix.ShapeLong and both column names. Required.
 	Layout matrix.Layout
+	// Vocab is BuildVocab's output: the vocabulary named features are
+	// read through. Required when Layout.Values are names, else unset.
+	Vocab beam.PCollection
 }
 
 // readPairsFn streams one row group's pairs and emits each run of
@@ -69,9 +79,25 @@ type GroupParams struct {
 type readPairsFn struct{ Layout matrix.Layout }
 
 func (fn *readPairsFn) ProcessElement(ctx context.Context, g RowGroup, emit func(string, []byte)) error {
-	f, err := matrix.OpenFileAs(g.File, fn.Layout)
+	return fn.read(ctx, g, nil, emit)
+}
+
+// readNamedPairsFn is readPairsFn for named features, read as their ids
+// in the vocabulary of the side input.
+type readNamedPairsFn struct{ readPairsFn }
+
+func (fn *readNamedPairsFn) ProcessElement(ctx context.Context, g RowGroup, ref VocabRef, emit func(string, []byte)) error {
+	v, err := loadVocab(ctx, ref.Path)
 	if err != nil {
-		return markJobError(err)
+		return err
+	}
+	return fn.read(ctx, g, v, emit)
+}
+
+func (fn *readPairsFn) read(ctx context.Context, g RowGroup, v *matrix.Vocab, emit func(string, []byte)) error {
+	f, err := openRowGroupFile(g, fn.Layout, v)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
 	var (

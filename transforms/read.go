@@ -19,6 +19,7 @@ func init() {
 	register.DoFn2x1[string, func(RowGroup), error](&expandRowGroupsFn{})
 	register.Emitter1[RowGroup]()
 	register.DoFn3x1[context.Context, RowGroup, func(matrix.Matrix), error](&readRowGroupFn{})
+	register.DoFn4x1[context.Context, RowGroup, VocabRef, func(matrix.Matrix), error](&readNamedRowGroupFn{})
 	register.Emitter1[matrix.Matrix]()
 }
 
@@ -33,14 +34,19 @@ func init() {
 // be read fails the job with a one-line input error (JobInputError).
 //
 // Every file is opened with ReadParams.Layout, which must be list form:
-// a long-form input's rows are pairs, not users.
+// a long-form input's rows are pairs, not users. Named features are read
+// as their ids in ReadParams.Vocab.
 func Read(s beam.Scope, files []string, p ReadParams) beam.PCollection {
 	s = s.Scope("Read")
 	if p.Layout.Shape != matrix.ShapeList {
 		panic(fmt.Sprintf("transforms.Read: layout %v, want list form", p.Layout))
 	}
+	checkVocabParam("Read", p.Layout, p.Vocab)
 	groups := beam.ParDo(s, &expandRowGroupsFn{Layout: p.Layout}, beam.CreateList(s, files))
 	groups = beam.Reshuffle(s, groups)
+	if p.Vocab.IsValid() {
+		return beam.ParDo(s, &readNamedRowGroupFn{readRowGroupFn{Layout: p.Layout}}, groups, beam.SideInput{Input: p.Vocab})
+	}
 	return beam.ParDo(s, &readRowGroupFn{Layout: p.Layout}, groups)
 }
 
@@ -49,6 +55,17 @@ type ReadParams struct {
 	// Layout is the input's layout as matrix.InspectFiles resolved it:
 	// its shape (not matrix.ShapeAuto) and both column names. Required.
 	Layout matrix.Layout
+	// Vocab is BuildVocab's output: the vocabulary named features are
+	// read through. Required when Layout.Values are names, else unset.
+	Vocab beam.PCollection
+}
+
+// checkVocabParam panics unless a vocabulary is given exactly when the
+// layout's features are names.
+func checkVocabParam(stage string, l matrix.Layout, vocab beam.PCollection) {
+	if l.Values.Named() != vocab.IsValid() {
+		panic(fmt.Sprintf("transforms.%s: layout %v, vocabulary given %v", stage, l, vocab.IsValid()))
+	}
 }
 
 // expandRowGroupsFn emits one RowGroup per row group of a file.
@@ -69,9 +86,40 @@ func (fn *expandRowGroupsFn) ProcessElement(file string, emit func(RowGroup)) er
 type readRowGroupFn struct{ Layout matrix.Layout }
 
 func (fn *readRowGroupFn) ProcessElement(ctx context.Context, g RowGroup, emit func(matrix.Matrix)) error {
-	f, err := matrix.OpenFileAs(g.File, fn.Layout)
+	return fn.read(ctx, g, nil, emit)
+}
+
+// readNamedRowGroupFn is readRowGroupFn for named features, read as their
+// ids in the vocabulary of the side input.
+type readNamedRowGroupFn struct{ readRowGroupFn }
+
+func (fn *readNamedRowGroupFn) ProcessElement(ctx context.Context, g RowGroup, ref VocabRef, emit func(matrix.Matrix)) error {
+	v, err := loadVocab(ctx, ref.Path)
 	if err != nil {
-		return markJobError(err)
+		return err
+	}
+	return fn.read(ctx, g, v, emit)
+}
+
+// openRowGroupFile opens g's file as l, its named features read through
+// v (nil for ids).
+func openRowGroupFile(g RowGroup, l matrix.Layout, v *matrix.Vocab) (*matrix.File, error) {
+	f, err := matrix.OpenFileAs(g.File, l)
+	if err == nil && v != nil {
+		if err = f.UseVocab(v); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		return nil, markJobError(err)
+	}
+	return f, nil
+}
+
+func (fn *readRowGroupFn) read(ctx context.Context, g RowGroup, v *matrix.Vocab, emit func(matrix.Matrix)) error {
+	f, err := openRowGroupFile(g, fn.Layout, v)
+	if err != nil {
+		return err
 	}
 	defer f.Close()
 	b := emptyMatrix()

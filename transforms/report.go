@@ -37,6 +37,10 @@ type ReportParams struct {
 	// Shape). Optional; default none and list form.
 	Metadata map[string]string
 	Shape    matrix.Shape
+	// Values is what the features are (matrix.Layout.Values): empty
+	// shards of named features get the schema of names. Optional;
+	// default ids.
+	Values matrix.Values
 }
 
 func checkReportParams(p ReportParams) error {
@@ -63,7 +67,7 @@ func Report(s beam.Scope, stats beam.PCollection, params ReportParams) {
 		panic(err)
 	}
 	beam.ParDo0(s, &reportFn{Staging: params.Staging, K: params.K, Mode: int(params.Mode), ChunkSize: params.ChunkSize,
-		InputFiles: params.InputFiles, PoolShare: params.PoolShare, Metadata: params.Metadata, Shape: params.Shape},
+		InputFiles: params.InputFiles, PoolShare: params.PoolShare, Metadata: params.Metadata, Shape: params.Shape, Values: params.Values},
 		beam.Impulse(s), beam.SideInput{Input: stats})
 }
 
@@ -82,6 +86,7 @@ type reportFn struct {
 	PoolShare  float64           `json:"pool_share"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	Shape      matrix.Shape      `json:"shape,omitempty"`
+	Values     matrix.Values     `json:"values,omitempty"`
 }
 
 func (fn *reportFn) ProcessElement(ctx context.Context, _ []byte, st Stats) error {
@@ -96,7 +101,7 @@ func (fn *reportFn) ProcessElement(ctx context.Context, _ []byte, st Stats) erro
 	}
 	staged := release.StagedShards(fn.Staging)
 	long := fn.Shape == matrix.ShapeLong
-	empty, err := writeEmptyShards(staged, st.ShardFiles, st.ShardCount, fn.Metadata, fn.Shape)
+	empty, err := writeEmptyShards(staged, st.ShardFiles, st.ShardCount, fn.Metadata, fn.Shape, fn.Values)
 	if err != nil {
 		return markJobError(err)
 	}

@@ -41,6 +41,11 @@ type WriteParams struct {
 	// user, or with matrix.ShapeLong a row per released pair, each user's
 	// pairs on consecutive rows. Optional; default list form.
 	Shape matrix.Shape
+	// Vocab is the staged vocabulary (BuildVocab's VocabParams.Path) of
+	// named features: the shards hold each feature's name, not its id.
+	// Every input row reaches Write only after Read has used the file,
+	// so it exists by then. Optional; default ids.
+	Vocab string
 	// RunRows and RunEntries bound the rows and feature entries of one
 	// group of a shard's rows (see Write). Optional; default DefaultRunRows
 	// and DefaultRunEntries.
@@ -333,6 +338,13 @@ func (h *runHeap) Pop() any {
 func writeShard(ctx context.Context, p WriteParams, shard, n int64, rows sortedRows) (Stats, error) {
 	st := Stats{ShardCount: n}
 	opts := matrix.WriterOptions{RowGroupRows: p.RowGroupRows, Metadata: p.Metadata, Shape: p.Shape}
+	if p.Vocab != "" {
+		v, err := loadVocab(ctx, p.Vocab)
+		if err != nil {
+			return st, markJobError(err)
+		}
+		opts.Vocab = v
+	}
 	f, err := writeShardFile(storage.Join(p.Dir, ShardName(shard, n)), rows, opts, &st)
 	if err != nil {
 		return st, err
@@ -438,13 +450,19 @@ func gatherShard(iter func(*matrix.Matrix) bool) *matrix.Matrix {
 
 // writeEmptyShards creates the shards of dir that received no rows, so
 // the release always holds files 0..n-1, and describes them.
-func writeEmptyShards(dir string, written []ShardFile, n int64, md map[string]string, shape matrix.Shape) ([]ShardFile, error) {
+// Named features (values, matrix.ValuesStrings or ValuesIntegers) give
+// them the schema of names.
+func writeEmptyShards(dir string, written []ShardFile, n int64, md map[string]string, shape matrix.Shape, values matrix.Values) ([]ShardFile, error) {
+	opts := matrix.WriterOptions{Metadata: md, Shape: shape}
+	if values == matrix.ValuesStrings || values == matrix.ValuesIntegers {
+		opts.Vocab = matrix.NewGrowingVocab(values)
+	}
 	var out []ShardFile
 	for i := int64(0); i < n; i++ {
 		if slices.ContainsFunc(written, func(f ShardFile) bool { return f.ID == i }) {
 			continue
 		}
-		f, err := writeShardFile(storage.Join(dir, ShardName(i, n)), matrixRows(matrix.New(0, 0)), matrix.WriterOptions{Metadata: md, Shape: shape}, nil)
+		f, err := writeShardFile(storage.Join(dir, ShardName(i, n)), matrixRows(matrix.New(0, 0)), opts, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -236,7 +236,7 @@ func TestWriteGroupRetry(t *testing.T) {
 	if len(files) != 1 || len(hidden) != 0 {
 		t.Errorf("dir holds %v %v, want the one shard", files, hidden)
 	}
-	empty, err := writeEmptyShards(dir, []ShardFile{{ID: 1}}, 2, nil, matrix.ShapeList)
+	empty, err := writeEmptyShards(dir, []ShardFile{{ID: 1}}, 2, nil, matrix.ShapeList, matrix.ValuesIDs)
 	if err != nil {
 		t.Fatal(err)
 	}

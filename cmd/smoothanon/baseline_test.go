@@ -48,7 +48,7 @@ func TestBaselineCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "jaccard") {
 		t.Fatalf("mondrian: exit %d: %s", code, stderr)
 	}
-	_, rel, err := readRelease(out, matrix.ReleaseOptions{})
+	_, rel, err := readRelease(out, matrix.ReleaseOptions{}, matrix.ValuesIDs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestBaselineCommand(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", method, code, stderr)
 		}
-		_, rel, err := readRelease(out, matrix.ReleaseOptions{})
+		_, rel, err := readRelease(out, matrix.ReleaseOptions{}, matrix.ValuesIDs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

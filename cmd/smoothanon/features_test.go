@@ -19,7 +19,7 @@ import (
 // totals.
 func checkAccounting(t *testing.T, in *matrix.Matrix, release, report, table string) {
 	t.Helper()
-	_, rel, err := readRelease(release, matrix.ReleaseOptions{})
+	_, rel, err := readRelease(release, matrix.ReleaseOptions{}, matrix.ValuesIDs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,14 +161,16 @@ func chunkKeyFlag(fs *flag.FlagSet) *transforms.Key {
 	return choiceFlag(fs, "chunk_key", "auto", transforms.ParseKey, "what leads the chunk sort order: auto (spectral or hub, chosen from a sample of the input: hub when the sampled spectral coordinate sits on a few rows, as on lists without community structure), spectral (a smoothed coordinate that keeps communities in one chunk, for graph-like data; per iteration one pass over the rows and a shuffle of per-bundle feature sums), hub (the row's most frequent feature: better for lists without community structure), two_hop (two-hop MinHash) or minhash (plain MinHash, no extra pass)")
 }
 
-// layoutFlags defines --input_shape, --user_column and --feature_column,
-// which fill the input's matrix.Layout.
+// layoutFlags defines --input_shape, --user_column, --feature_column and
+// --feature_values, which fill the input's matrix.Layout.
 func layoutFlags(fs *flag.FlagSet) *matrix.Layout {
 	l := new(matrix.Layout)
 	choiceVar(fs, &l.Shape, "input_shape", "auto", matrix.ParseShape,
 		"auto (from the schema: a list feature column is list form, a scalar one long form), list (one row per user) or long (one row per user and feature; a user without features cannot appear)")
 	fs.StringVar(&l.User, "user_column", matrix.ColUserID, "the input's user id column (a string)")
 	fs.StringVar(&l.Feature, "feature_column", "", "the input's feature column (default "+matrix.ColFeatures+" in list form, "+matrix.ColFeature+" in long form)")
+	choiceVar(fs, &l.Values, "feature_values", "auto", matrix.ParseValues,
+		"auto (a string feature column holds names, an integer one ids), ids (integers in [0, 2^32), used as they are) or names (strings or integers of any magnitude, numbered by a sorted dictionary of the input's distinct values; the release carries the names back, strings as strings, integers as INT64)")
 	return l
 }
 

@@ -37,6 +37,7 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 	meanDegree := fs.Float64("mean_degree", 10, "userlists: mean number of feature draws per user (at least 1)")
 	zipf := fs.Float64("zipf", 1.1, "userlists: Zipf exponent of feature popularity (greater than 1)")
 	shapeFlag := fs.String("shape", "list", "output shape: list (user_id, features: one row per user) or long (user_id, feature INT64: one row per pair; users without features have none)")
+	names := fs.Bool("feature_names", false, "write each feature as a string name, /interest/ and its id in 10 digits (so names sort as ids), not as its integer id")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -45,6 +46,13 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 		return usageErr("--shape %q: want list or long", *shapeFlag)
 	}
 	opts := matrix.WriterOptions{Shape: shape}
+	if *names {
+		n := *columns
+		if *model == "sbm" {
+			n = int(max(*rows, 1024))
+		}
+		opts.Vocab = interestNames(n)
+	}
 	if _, ok := genModelFlags[*model]; !ok {
 		return usageErr("--model %q: want sbm or userlists", *model)
 	}
@@ -112,4 +120,18 @@ func runGen(args []string, stdout, stderr io.Writer) error {
 			up.Rows, up.Columns, up.MeanDegree, up.Zipf, up.Seed, w.Rows(), shape, *output)
 	}
 	return nil
+}
+
+// interestNames is the vocabulary naming feature i "/interest/" and i in
+// 10 digits, for i < n.
+func interestNames(n int) *matrix.Vocab {
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "/interest/%010d", i)
+	}
+	v, err := matrix.NewVocab(matrix.ValuesStrings, keys)
+	if err != nil {
+		panic(err) // the names are distinct
+	}
+	return v
 }

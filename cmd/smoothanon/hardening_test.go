@@ -26,7 +26,7 @@ import (
 // in file order.
 func releaseUsers(t *testing.T, spec string) []string {
 	t.Helper()
-	_, m, err := readRelease(spec, matrix.ReleaseOptions{})
+	_, m, err := readRelease(spec, matrix.ReleaseOptions{}, matrix.ValuesIDs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,6 +160,7 @@ func (f *fileFlags) work(ctx context.Context, key *pseudonym.Key, solve func(con
 	if o.Report != nil {
 		o.Report.Input = release.DescribeInput(st)
 	}
+	o.Vocab = st.Vocab
 	return o, err
 }
 

@@ -65,12 +65,16 @@ func runLinkage(args []string, stdout, stderr io.Writer) error {
 	rels := make([]*matrix.Matrix, len(releases))
 	opened := make([]*matrix.Release, len(releases))
 	fingerprints := make([]string, len(releases))
+	// Every release's features are read as the first's are: ids, or
+	// names numbered by its vocabulary, grown by the others' names.
+	values, vocab := matrix.ValuesAuto, (*matrix.Vocab)(nil)
 	for i, spec := range releases {
-		rel, m, err := readRelease(spec, matrix.ReleaseOptions{VerifyChecksums: true})
+		rel, m, err := readRelease(spec, matrix.ReleaseOptions{VerifyChecksums: true}, values, vocab)
 		if err != nil {
-			return inputErr(err)
+			return err
 		}
 		rels[i], opened[i], fingerprints[i] = m, rel, rel.KeyFingerprint
+		values, vocab = rel.Values, rel.Vocab
 	}
 	if err := fillLongReleases(opened, rels); err != nil {
 		return err

@@ -53,7 +53,7 @@ func TestSolveCommand(t *testing.T) {
 			if !strings.Contains(stderr, "jaccard") {
 				t.Errorf("no summary on stderr: %q", stderr)
 			}
-			_, rel, err := readRelease(out, matrix.ReleaseOptions{})
+			_, rel, err := readRelease(out, matrix.ReleaseOptions{}, matrix.ValuesIDs, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

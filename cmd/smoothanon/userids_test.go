@@ -15,7 +15,7 @@ import (
 
 func readUsers(t *testing.T, path string) map[string]bool {
 	t.Helper()
-	_, m, err := readRelease(path, matrix.ReleaseOptions{})
+	_, m, err := readRelease(path, matrix.ReleaseOptions{}, matrix.ValuesIDs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,13 +44,13 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		return usageErr("%v", err)
 	}
 
-	in, _, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe, AllowEmpty: true, Layout: *layout})
+	in, st, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe, AllowEmpty: true, Layout: *layout})
 	if err != nil {
 		return inputErr(err)
 	}
-	rel, out, err := readRelease(*output, matrix.ReleaseOptions{VerifyChecksums: true})
+	rel, out, err := readRelease(*output, matrix.ReleaseOptions{VerifyChecksums: true}, st.Layout.Values, st.Vocab)
 	if err != nil {
-		return inputErr(err)
+		return err
 	}
 	r, err := checkRelease(in, out, params, rel, ids, stderr)
 	if err != nil {
@@ -78,11 +78,21 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 // readRelease opens the release spec, every shard checked against its
 // manifest (matrix.OpenRelease), and reads every row as it is, keeping
 // repeated user ids (verify reports them rather than refusing the
-// release).
-func readRelease(spec string, opts matrix.ReleaseOptions) (*matrix.Release, *matrix.Matrix, error) {
+// release). Its features must be want (matrix.ValuesAuto: any), the
+// values of the data it is compared with: names against ids, or strings
+// against integers, cannot be compared and are a usage error. Named
+// features are read as the ids of vocab (the input's, or another
+// release's; nil: the release's own), names it lacks given new ids.
+func readRelease(spec string, opts matrix.ReleaseOptions, want matrix.Values, vocab *matrix.Vocab) (*matrix.Release, *matrix.Matrix, error) {
 	rel, err := matrix.OpenRelease(spec, opts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, inputErr(err)
+	}
+	if want != matrix.ValuesAuto && rel.Values != want {
+		return nil, nil, usageErr("%s holds features as %v, the data it is compared with as %v: not a release of it", spec, rel.Values, want)
+	}
+	if vocab != nil {
+		rel.Vocab = vocab.Grown()
 	}
 	m := matrix.New(0, 0)
 	err = rel.Read(func(u string, f []uint32) error {
@@ -92,7 +102,7 @@ func readRelease(spec string, opts matrix.ReleaseOptions) (*matrix.Release, *mat
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, inputErr(err)
 	}
 	return rel, m, nil
 }

@@ -24,14 +24,19 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// Row is one user and the sorted, unique ids of the features it holds. It is
-// the logical content of one Parquet row (user_id, features).
+// Row is one user and the features it holds: the sorted, unique ids, or in a
+// release of named features (Parquet metadata smoothanon.feature_values =
+// "names") the names, strings or integers, sorted. It is the logical content
+// of one Parquet row of list form (user_id, features); a long-form file holds
+// one row per feature.
 type Row struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	UserId        string                 `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
-	Features      []uint32               `protobuf:"varint,2,rep,packed,name=features,proto3" json:"features,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	UserId          string                 `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	Features        []uint32               `protobuf:"varint,2,rep,packed,name=features,proto3" json:"features,omitempty"`
+	FeatureNames    []string               `protobuf:"bytes,3,rep,name=feature_names,json=featureNames,proto3" json:"feature_names,omitempty"`                  // string names, in place of features
+	FeatureIntegers []int64                `protobuf:"varint,4,rep,packed,name=feature_integers,json=featureIntegers,proto3" json:"feature_integers,omitempty"` // integer names, in place of features
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Row) Reset() {
@@ -74,6 +79,20 @@ func (x *Row) GetUserId() string {
 func (x *Row) GetFeatures() []uint32 {
 	if x != nil {
 		return x.Features
+	}
+	return nil
+}
+
+func (x *Row) GetFeatureNames() []string {
+	if x != nil {
+		return x.FeatureNames
+	}
+	return nil
+}
+
+func (x *Row) GetFeatureIntegers() []int64 {
+	if x != nil {
+		return x.FeatureIntegers
 	}
 	return nil
 }
@@ -1573,7 +1592,7 @@ func (x *QualityGate) GetMissed() []string {
 }
 
 // InputInfo says how an input was read (--input_shape, --user_column,
-// --feature_column as resolved from the files' schema).
+// --feature_column, --feature_values as resolved from the files' schema).
 type InputInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Shape         string                 `protobuf:"bytes,1,opt,name=shape,proto3" json:"shape,omitempty"` // "list" (one row per user) or "long" (one row per user-feature pair)
@@ -1581,6 +1600,8 @@ type InputInfo struct {
 	FeatureColumn string                 `protobuf:"bytes,3,opt,name=feature_column,json=featureColumn,proto3" json:"feature_column,omitempty"`
 	Pairs         int64                  `protobuf:"varint,4,opt,name=pairs,proto3" json:"pairs,omitempty"`                                      // long form: the rows read, repeats included
 	RepeatedPairs int64                  `protobuf:"varint,5,opt,name=repeated_pairs,json=repeatedPairs,proto3" json:"repeated_pairs,omitempty"` // long form: repeated (user, feature) rows dropped
+	FeatureValues string                 `protobuf:"bytes,6,opt,name=feature_values,json=featureValues,proto3" json:"feature_values,omitempty"`  // "ids", "string names" or "integer names"
+	Names         int64                  `protobuf:"varint,7,opt,name=names,proto3" json:"names,omitempty"`                                      // named features: the distinct names, numbered by rank
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1650,14 +1671,30 @@ func (x *InputInfo) GetRepeatedPairs() int64 {
 	return 0
 }
 
+func (x *InputInfo) GetFeatureValues() string {
+	if x != nil {
+		return x.FeatureValues
+	}
+	return ""
+}
+
+func (x *InputInfo) GetNames() int64 {
+	if x != nil {
+		return x.Names
+	}
+	return 0
+}
+
 var File_proto_smoothanon_proto protoreflect.FileDescriptor
 
 const file_proto_smoothanon_proto_rawDesc = "" +
 	"\n" +
-	"\x16proto/smoothanon.proto\x12\rsmoothanon.v1\":\n" +
+	"\x16proto/smoothanon.proto\x12\rsmoothanon.v1\"\x8a\x01\n" +
 	"\x03Row\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
-	"\bfeatures\x18\x02 \x03(\rR\bfeatures\"\x86\x01\n" +
+	"\bfeatures\x18\x02 \x03(\rR\bfeatures\x12#\n" +
+	"\rfeature_names\x18\x03 \x03(\tR\ffeatureNames\x12)\n" +
+	"\x10feature_integers\x18\x04 \x03(\x03R\x0ffeatureIntegers\"\x86\x01\n" +
 	"\fDistribution\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x03R\x05count\x12\x10\n" +
 	"\x03sum\x18\x02 \x01(\x03R\x03sum\x12\x10\n" +
@@ -1823,14 +1860,16 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x0f_max_suppressedB\x0e\n" +
 	"\f_max_createdB\f\n" +
 	"\n" +
-	"_max_drift\"\xa6\x01\n" +
+	"_max_drift\"\xe3\x01\n" +
 	"\tInputInfo\x12\x14\n" +
 	"\x05shape\x18\x01 \x01(\tR\x05shape\x12\x1f\n" +
 	"\vuser_column\x18\x02 \x01(\tR\n" +
 	"userColumn\x12%\n" +
 	"\x0efeature_column\x18\x03 \x01(\tR\rfeatureColumn\x12\x14\n" +
 	"\x05pairs\x18\x04 \x01(\x03R\x05pairs\x12%\n" +
-	"\x0erepeated_pairs\x18\x05 \x01(\x03R\rrepeatedPairsB5Z3github.com/smoothanon/smoothanon/proto/smoothanonpbb\x06proto3"
+	"\x0erepeated_pairs\x18\x05 \x01(\x03R\rrepeatedPairs\x12%\n" +
+	"\x0efeature_values\x18\x06 \x01(\tR\rfeatureValues\x12\x14\n" +
+	"\x05names\x18\a \x01(\x03R\x05namesB5Z3github.com/smoothanon/smoothanon/proto/smoothanonpbb\x06proto3"
 
 var (
 	file_proto_smoothanon_proto_rawDescOnce sync.Once
