@@ -3,6 +3,7 @@ package matrix
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,6 +12,9 @@ import (
 	"hash/maphash"
 	"io"
 	"slices"
+	"strconv"
+
+	"github.com/smoothanon/smoothanon/storage"
 )
 
 // Values is what an input's feature values are: ids the solver uses as
@@ -150,6 +154,15 @@ func (v *Vocab) Key(id uint32) []byte {
 
 // String is the name of id as a string.
 func (v *Vocab) String(id uint32) string { return string(v.Key(id)) }
+
+// Name is the name of id as text: a string as it is, an integer in
+// decimal.
+func (v *Vocab) Name(id uint32) string {
+	if v.values == ValuesIntegers {
+		return strconv.FormatInt(v.Int64(id), 10)
+	}
+	return v.String(id)
+}
 
 // Int64 is the name of id as an integer (ValuesIntegers).
 func (v *Vocab) Int64(id uint32) int64 { return DecodeIntName(v.Key(id)) }
@@ -297,6 +310,20 @@ func ReadVocab(r io.Reader) (*Vocab, error) {
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
 		return nil, errors.New("vocabulary: trailing bytes")
+	}
+	return v, nil
+}
+
+// ReadVocabFile reads the vocabulary file at uri, local or in a bucket.
+func ReadVocabFile(ctx context.Context, uri string) (*Vocab, error) {
+	f, err := storage.Open(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	v, err := ReadVocab(io.NewSectionReader(f, 0, f.Size()))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", uri, err)
 	}
 	return v, nil
 }

@@ -238,18 +238,9 @@ func TestBadNames(t *testing.T) {
 	}
 	dir := t.TempDir()
 	s := "/ok"
-	write := func(name string, rows any) string {
+	write := func(name string, rows func(path string) error) string {
 		p := filepath.Join(dir, name+".parquet")
-		var err error
-		switch r := rows.(type) {
-		case []nullable:
-			err = parquet.WriteFile(p, r)
-		case []binary:
-			err = parquet.WriteFile(p, r)
-		case []jsonCol:
-			err = parquet.WriteFile(p, r)
-		}
-		if err != nil {
+		if err := rows(p); err != nil {
 			t.Fatal(err)
 		}
 		return p
@@ -259,10 +250,12 @@ func TestBadNames(t *testing.T) {
 		values Values
 		want   string
 	}{
-		{write("null", []nullable{{"u1", &s}, {"u2", nil}}), ValuesAuto, "row 1: column feature: null feature"},
-		{write("utf8", []binary{{"u1", []byte("ok")}, {"u2", []byte{0xff, 0xfe}}}), ValuesAuto, "row 1: column feature: feature not valid UTF-8"},
-		{write("ids", []binary{{"u1", []byte("ok")}}), ValuesIDs, "column feature: wrong feature type BYTE_ARRAY: feature ids are integers"},
-		{write("json", []jsonCol{{"u1", `{}`}}), ValuesAuto, "column feature: wrong feature type BYTE_ARRAY (JSON)"},
+		{write("null", func(p string) error { return parquet.WriteFile(p, []nullable{{"u1", &s}, {"u2", nil}}) }), ValuesAuto, "row 1: column feature: null feature"},
+		{write("utf8", func(p string) error {
+			return parquet.WriteFile(p, []binary{{"u1", []byte("ok")}, {"u2", []byte{0xff, 0xfe}}})
+		}), ValuesAuto, "row 1: column feature: feature not valid UTF-8"},
+		{write("ids", func(p string) error { return parquet.WriteFile(p, []binary{{"u1", []byte("ok")}}) }), ValuesIDs, "column feature: wrong feature type BYTE_ARRAY: feature ids are integers"},
+		{write("json", func(p string) error { return parquet.WriteFile(p, []jsonCol{{"u1", `{}`}}) }), ValuesAuto, "column feature: wrong feature type BYTE_ARRAY (JSON)"},
 	}
 	for _, c := range cases {
 		_, _, err := ReadMatrix(c.path, ReadOptions{Layout: Layout{Values: c.values}})

@@ -28,6 +28,7 @@ import (
 	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
+	"github.com/smoothanon/smoothanon/verify"
 )
 
 // DefaultChunkSize is the target number of rows solved together.
@@ -321,7 +322,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	if p.FeatureTable != "" {
 		table = release.StagedFeatureTable(staging)
 	}
-	accounted := transforms.Accounting(s, out, transforms.AccountingParams{Table: table})
+	accounted := transforms.Accounting(s, out, transforms.AccountingParams{Table: table, Vocab: vocabPath})
 	written := transforms.Write(s, out, transforms.WriteParams{Dir: release.StagedShards(staging), Shards: p.Shards, Metadata: md, Shape: p.OutputShape, Vocab: vocabPath,
 		RunRows: h.runRows, Rows: in.Rows, MaxEntries: maxEntriesOut(in.FeatureValues, mode)})
 	if h.afterWrite != nil {
@@ -480,6 +481,14 @@ func runJob(lc *release.Run, p Params, in Input, h hooks, res *Result) (*smootha
 		return nil, fmt.Errorf("pipeline finished without a report: %w", err)
 	}
 	describeRun(rep, p, in, auto, secs, res)
+	if in.Layout.Values.Named() {
+		v, err := matrix.ReadVocabFile(ctx, release.StagedVocab(lc.Staging()))
+		if err != nil {
+			return nil, fmt.Errorf("pipeline finished without its vocabulary: %w", err)
+		}
+		verify.NameFeatures(rep.Features, v.Name)
+		rep.Input.Names = int64(v.Len())
+	}
 	if rep.DuplicateUsers > 0 {
 		return rep, &InputError{locateDuplicates(ctx, lc.Staging(), in.Files, in.layout(), p.PseudonymKey)}
 	}
@@ -495,7 +504,6 @@ func describeRun(rep *smoothanonpb.RunReport, p Params, in Input, auto autoChoic
 		st.Pairs, st.DroppedPairs = in.Rows, res.Counters["smoothanon/pairs_repeated"]
 	}
 	rep.Input = release.DescribeInput(st)
-	rep.Input.Names = res.Counters["smoothanon/vocab_names"] // named features, when the runner reports counters
 	if rep.Pipeline == nil {
 		rep.Pipeline = &smoothanonpb.PipelineInfo{}
 	}

@@ -23,6 +23,9 @@ type AccountingParams struct {
 	// (verify.WriteFeatureTable), in the run's staging
 	// (release.StagedFeatureTable). Optional; default "" writes none.
 	Table string
+	// Vocab is the staged vocabulary of named features (WriteParams.Vocab):
+	// the table names them. Optional; default ids.
+	Vocab string
 }
 
 // featCounts holds the per-feature counts of some features of one block
@@ -75,7 +78,7 @@ func Accounting(s beam.Scope, blocks beam.PCollection, params AccountingParams) 
 	if params.Table == "" {
 		return stats
 	}
-	table := beam.ParDo(s, &featureTableFn{Path: params.Table}, beam.Impulse(s), beam.SideInput{Input: merged})
+	table := beam.ParDo(s, &featureTableFn{Path: params.Table, Vocab: params.Vocab}, beam.Impulse(s), beam.SideInput{Input: merged})
 	return beam.Flatten(s, stats, table)
 }
 
@@ -358,7 +361,8 @@ func (fn *summarizeFeaturesFn) FinishBundle(emit func(Stats)) {
 // featureTableFn writes the merged blocks, in feature order, as the
 // feature table.
 type featureTableFn struct {
-	Path string `json:"path"`
+	Path  string `json:"path"`
+	Vocab string `json:"vocab,omitempty"`
 }
 
 func (fn *featureTableFn) ProcessElement(ctx context.Context, _ []byte, blocks func(*int64, *featCounts) bool, emit func(Stats)) error {
@@ -383,8 +387,16 @@ func (fn *featureTableFn) ProcessElement(ctx context.Context, _ []byte, blocks f
 		}
 		counts = append(counts, k.b.counts()...)
 	}
+	var name func(uint32) string
+	if fn.Vocab != "" {
+		v, err := loadVocab(ctx, fn.Vocab)
+		if err != nil {
+			return markJobError(err)
+		}
+		name = v.Name
+	}
 	var buf bytes.Buffer
-	if err := verify.WriteFeatureTable(&buf, counts); err != nil {
+	if err := verify.WriteFeatureTable(&buf, counts, name); err != nil {
 		return err
 	}
 	if err := storage.WriteFile(ctx, fn.Path, buf.Bytes()); err != nil {

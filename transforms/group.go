@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -19,7 +20,7 @@ var (
 
 func init() {
 	register.DoFn3x1[context.Context, RowGroup, func(string, []byte), error](&readPairsFn{})
-	register.DoFn4x1[context.Context, RowGroup, VocabRef, func(string, []byte), error](&readNamedPairsFn{})
+	beam.RegisterType(reflect.TypeOf((*readNamedPairsFn)(nil)).Elem())
 	register.Emitter2[string, []byte]()
 	register.Iter1[[]byte]()
 	register.DoFn4x1[context.Context, string, func(*[]byte) bool, func(matrix.Matrix), error](&groupUserFn{})

@@ -3,6 +3,7 @@ package transforms
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
@@ -19,7 +20,7 @@ func init() {
 	register.DoFn2x1[string, func(RowGroup), error](&expandRowGroupsFn{})
 	register.Emitter1[RowGroup]()
 	register.DoFn3x1[context.Context, RowGroup, func(matrix.Matrix), error](&readRowGroupFn{})
-	register.DoFn4x1[context.Context, RowGroup, VocabRef, func(matrix.Matrix), error](&readNamedRowGroupFn{})
+	beam.RegisterType(reflect.TypeOf((*readNamedRowGroupFn)(nil)).Elem())
 	register.Emitter1[matrix.Matrix]()
 }
 

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
+	"reflect"
 	"slices"
 	"sync"
 
@@ -18,11 +18,14 @@ import (
 var vocabNames = beam.NewCounter("smoothanon", "vocab_names")
 
 func init() {
+	// Per name: generic invokers. The DoFns called once per row group,
+	// or once per run, take reflection: each generic registration grows
+	// this package's compile, already the largest of the build
+	// (docs/decisions/026-feature-dictionary.md).
 	register.DoFn3x1[context.Context, RowGroup, func([]byte), error](&readNamesFn{})
 	register.Emitter1[[]byte]()
 	register.Combiner3[vocabAcc, []byte, vocabAcc](&vocabCombineFn{})
-	register.DoFn3x1[context.Context, vocabAcc, func(VocabRef), error](&writeVocabFn{})
-	register.Emitter1[VocabRef]()
+	beam.RegisterType(reflect.TypeOf((*writeVocabFn)(nil)).Elem())
 }
 
 // VocabParams configure BuildVocab.
@@ -185,14 +188,9 @@ func loadVocab(ctx context.Context, path string) (*matrix.Vocab, error) {
 	if vocabCache.v != nil && vocabCache.path == path && vocabCache.version == a.Version {
 		return vocabCache.v, nil
 	}
-	f, err := storage.Open(ctx, path)
+	v, err := matrix.ReadVocabFile(ctx, path)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	v, err := matrix.ReadVocab(io.NewSectionReader(f, 0, f.Size()))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	vocabCache.path, vocabCache.version, vocabCache.v = path, a.Version, v
 	return v, nil

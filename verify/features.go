@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
@@ -276,6 +277,37 @@ func SummarizeFeatures(counts []FeatureCount) *FeatureSummary {
 	return s
 }
 
+// appendCSVField appends s as one CSV field, quoted (quotes doubled) when
+// it holds a comma, a quote or a line break.
+func appendCSVField(b []byte, s string) []byte {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return append(b, s...)
+	}
+	return append(append(b, '"'), append([]byte(strings.ReplaceAll(s, `"`, `""`)), '"')...)
+}
+
+// NameFeatures sets the name of every feature a's lists show, for a
+// release of named features.
+func NameFeatures(a *smoothanonpb.FeatureAccounting, name func(uint32) string) {
+	if a == nil {
+		return
+	}
+	if in := a.Input; in != nil {
+		for _, l := range [][]*smoothanonpb.FeatureCount{in.MostHeld, in.MostSuppressed, in.MostCreated, in.LostMostHeld} {
+			for _, c := range l {
+				c.Name = name(c.Feature)
+			}
+		}
+	}
+	if out := a.Release; out != nil {
+		for _, l := range [][]*smoothanonpb.FeatureReleased{out.MostReleased, out.LeastReleased} {
+			for _, c := range l {
+				c.Name = name(c.Feature)
+			}
+		}
+	}
+}
+
 // Proto returns the summary as the report's FeatureAccounting.
 func (s *FeatureSummary) Proto() *smoothanonpb.FeatureAccounting {
 	counts := func(l []FeatureCount) []*smoothanonpb.FeatureCount {
@@ -322,16 +354,18 @@ func (s *FeatureSummary) Proto() *smoothanonpb.FeatureAccounting {
 // (WriteFeatureTable), without its newline.
 const FeatureTableHeader = "feature,held,released,suppressed,created"
 
-// WriteFeatureTable writes counts as a feature table: CSV (RFC 4180, no
-// quoting needed), the header FeatureTableHeader, then one line per count
-// in the order given, each field a decimal integer. The table counts what
-// the input's users held: it is as private as the input.
-func WriteFeatureTable(w io.Writer, counts []FeatureCount) error {
+// WriteFeatureTable writes counts as a feature table: CSV (RFC 4180), the
+// header FeatureTableHeader, then one line per count in the order given,
+// each field a decimal integer, except that with name (named features)
+// the feature field is its name, quoted when it holds a comma, a quote
+// or a line break. The table counts what the input's users held: it is
+// as private as the input.
+func WriteFeatureTable(w io.Writer, counts []FeatureCount, name func(uint32) string) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	bw.WriteString(FeatureTableHeader + "\n")
 	var line []byte
 	for _, c := range counts {
-		line = AppendFeatureLine(line[:0], c)
+		line = AppendFeatureLine(line[:0], c, name)
 		if _, err := bw.Write(line); err != nil {
 			return err
 		}
@@ -339,9 +373,14 @@ func WriteFeatureTable(w io.Writer, counts []FeatureCount) error {
 	return bw.Flush()
 }
 
-// AppendFeatureLine appends c's line of a feature table to b.
-func AppendFeatureLine(b []byte, c FeatureCount) []byte {
-	b = strconv.AppendUint(b, uint64(c.Feature), 10)
+// AppendFeatureLine appends c's line of a feature table to b (name: as
+// WriteFeatureTable).
+func AppendFeatureLine(b []byte, c FeatureCount, name func(uint32) string) []byte {
+	if name != nil {
+		b = appendCSVField(b, name(c.Feature))
+	} else {
+		b = strconv.AppendUint(b, uint64(c.Feature), 10)
+	}
 	for _, v := range []int64{c.Held, c.Released, c.Suppressed(), c.Created()} {
 		b = append(b, ',')
 		b = strconv.AppendInt(b, v, 10)

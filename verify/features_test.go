@@ -2,10 +2,12 @@ package verify
 
 import (
 	"bytes"
+	"encoding/csv"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -257,7 +259,7 @@ func naiveFeatures(in, out *matrix.Matrix) []FeatureCount {
 // TestWriteFeatureTable pins the side file's format.
 func TestWriteFeatureTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteFeatureTable(&b, []FeatureCount{fc(1, 2, 3, 2), fc(3, 1, 0, 0), fc(1<<32-1, 0, 9, 0)}); err != nil {
+	if err := WriteFeatureTable(&b, []FeatureCount{fc(1, 2, 3, 2), fc(3, 1, 0, 0), fc(1<<32-1, 0, 9, 0)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := "feature,held,released,suppressed,created\n1,2,3,0,1\n3,1,0,1,0\n4294967295,0,9,0,9\n"
@@ -265,10 +267,49 @@ func TestWriteFeatureTable(t *testing.T) {
 		t.Errorf("table\n%s\nwant\n%s", b.String(), want)
 	}
 	b.Reset()
-	if err := WriteFeatureTable(&b, nil); err != nil || b.String() != FeatureTableHeader+"\n" {
+	if err := WriteFeatureTable(&b, nil, nil); err != nil || b.String() != FeatureTableHeader+"\n" {
 		t.Errorf("empty table %q, %v", b.String(), err)
 	}
-	if !reflect.DeepEqual(AppendFeatureLine(nil, fc(0, 0, 0, 0)), []byte("0,0,0,0,0\n")) {
+	if !reflect.DeepEqual(AppendFeatureLine(nil, fc(0, 0, 0, 0), nil), []byte("0,0,0,0,0\n")) {
 		t.Error("zero line")
 	}
+	// Named features: the name, quoted as CSV needs.
+	names := map[uint32]string{1: "/sports/football", 3: `a,"b"`, 4: "-7"}
+	b.Reset()
+	if err := WriteFeatureTable(&b, []FeatureCount{fc(1, 2, 3, 2), fc(3, 1, 0, 0), fc(4, 1, 1, 1)}, func(f uint32) string { return names[f] }); err != nil {
+		t.Fatal(err)
+	}
+	want = "feature,held,released,suppressed,created\n/sports/football,2,3,0,1\n\"a,\"\"b\"\"\",1,0,1,0\n-7,1,1,0,0\n"
+	if b.String() != want {
+		t.Errorf("named table\n%s\nwant\n%s", b.String(), want)
+	}
+	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
+	if err != nil || len(rows) != 4 || rows[2][0] != `a,"b"` {
+		t.Errorf("named table reads back as %q, %v", rows, err)
+	}
+}
+
+// TestNameFeatures: every list of the report's accounting gets names.
+func TestNameFeatures(t *testing.T) {
+	a := SummarizeFeatures([]FeatureCount{fc(1, 2, 3, 2), fc(3, 4, 0, 0), fc(5, 0, 2, 0)}).Proto()
+	NameFeatures(a, func(f uint32) string { return fmt.Sprint("n", f) })
+	n := 0
+	for _, l := range [][]*smoothanonpb.FeatureCount{a.Input.MostHeld, a.Input.MostSuppressed, a.Input.MostCreated, a.Input.LostMostHeld} {
+		for _, c := range l {
+			if c.Name != fmt.Sprint("n", c.Feature) {
+				t.Errorf("feature %d named %q", c.Feature, c.Name)
+			}
+			n++
+		}
+	}
+	for _, c := range append(a.Release.MostReleased, a.Release.LeastReleased...) {
+		if c.Name != fmt.Sprint("n", c.Feature) {
+			t.Errorf("released feature %d named %q", c.Feature, c.Name)
+		}
+		n++
+	}
+	if n < 6 {
+		t.Errorf("%d features named: the lists are too short to show anything", n)
+	}
+	NameFeatures(nil, nil) // no accounting: nothing to name
 }

@@ -70,6 +70,9 @@ type fileFlags struct {
 	timeout                   *time.Duration
 	ids                       *userIDFlags
 	gate                      *gateFlags
+	// vocab names the input's features when they are names, once work
+	// has read it; nil for ids.
+	vocab *matrix.Vocab
 }
 
 // addFileFlags defines the input/output flags in fs's current group;
@@ -156,6 +159,7 @@ func (f *fileFlags) work(ctx context.Context, key *pseudonym.Key, solve func(con
 	if in, err = pseudonymize(in, key); err != nil {
 		return release.Outcome{}, inputErr(fmt.Errorf("%s: %w", *f.input, err))
 	}
+	f.vocab = st.Vocab
 	o, err := solve(ctx, in)
 	if o.Report != nil {
 		o.Report.Input = release.DescribeInput(st)
@@ -194,16 +198,24 @@ func featureReportFlag(fs *flag.FlagSet) *string {
 
 // accountFeatures adds the per-feature accounting of the release out
 // against its input in to o's report and, when table, the full table to
-// o (release.Outcome.FeatureTable).
-func accountFeatures(o *release.Outcome, in, out *matrix.Matrix, table bool) error {
+// o (release.Outcome.FeatureTable); features are named by vocab when it
+// is not nil.
+func accountFeatures(o *release.Outcome, in, out *matrix.Matrix, table bool, vocab *matrix.Vocab) error {
 	counts, err := verify.CountFeatures(in, out)
 	if err != nil {
 		return err
 	}
+	var name func(uint32) string
+	if vocab != nil {
+		name = vocab.Name
+	}
 	o.Report.Features = verify.SummarizeFeatures(counts).Proto()
+	if name != nil {
+		verify.NameFeatures(o.Report.Features, name)
+	}
 	if table {
 		var b bytes.Buffer
-		if err := verify.WriteFeatureTable(&b, counts); err != nil {
+		if err := verify.WriteFeatureTable(&b, counts, name); err != nil {
 			return err
 		}
 		o.FeatureTable = b.Bytes()

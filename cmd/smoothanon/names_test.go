@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 )
 
 // namedRows reads a release of named features as each user's names; the
@@ -132,7 +134,8 @@ func TestRunNamedFeatures(t *testing.T) {
 		return code, stderr.String()
 	}
 	fromList, fromLong, longOut := filepath.Join(dir, "r-list"), filepath.Join(dir, "r-long"), filepath.Join(dir, "r-long-out")
-	run(list, fromList)
+	table, report := filepath.Join(dir, "features.csv"), filepath.Join(dir, "report.json")
+	run(list, fromList, "--feature_report", table, "--metrics_out", report)
 	run(longDir, fromLong, "--feature_column", "interest")
 	run(longDir, longOut, "--feature_column", "interest", "--output_shape", "long")
 
@@ -150,6 +153,30 @@ func TestRunNamedFeatures(t *testing.T) {
 	}
 	if released == 0 {
 		t.Fatal("nothing released")
+	}
+
+	// The feature table and the report's lists name the features.
+	b, err := os.ReadFile(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[1], "/interest/") {
+		t.Errorf("feature table begins %q, want names", lines[:min(2, len(lines))])
+	}
+	rb, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep smoothanonpb.RunReport
+	if err := protojson.Unmarshal(rb, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if f := rep.GetFeatures().GetInput().GetMostHeld(); len(f) == 0 || !strings.HasPrefix(f[0].Name, "/interest/") {
+		t.Errorf("report's most held features %v, want names", f)
+	}
+	if in := rep.GetInput(); in.GetFeatureValues() != "string names" || in.GetNames() == 0 {
+		t.Errorf("report's input %v, want string names counted", in)
 	}
 
 	for _, c := range []struct {
@@ -212,6 +239,33 @@ func TestRunIntegerNames(t *testing.T) {
 	if code := runMain([]string{"verify", "--input", in, "--output", out, "--k", "4", "--feature_values", "names"}, &stdout, &stderr); code != 0 {
 		t.Errorf("verify: exit %d: %s", code, stderr.String())
 	}
+	// solve writes the same kind of release, its feature table named.
+	solved, table := filepath.Join(dir, "solved.parquet"), filepath.Join(dir, "features.csv")
+	stderr.Reset()
+	if code := runMain([]string{"solve", "--input", in, "--output", solved, "--k", "4", "--user_ids", "keep", "--feature_values", "names",
+		"--feature_report", table}, &stdout, &stderr); code != 0 {
+		t.Fatalf("solve: exit %d: %s", code, stderr.String())
+	}
+	for u, r := range namedRows(t, solved, matrix.ValuesIntegers) {
+		for _, n := range r {
+			if !inputNames[n] {
+				t.Errorf("solve: user %s released %s, not an input value", u, n)
+			}
+		}
+	}
+	b, err := os.ReadFile(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 1+len(big) {
+		t.Fatalf("feature table %q, want a line per input value", lines)
+	}
+	for _, l := range lines[1:] {
+		if !inputNames[strings.Split(l, ",")[0]] {
+			t.Errorf("feature table line %q does not name an input value", l)
+		}
+	}
 }
 
 // TestRunBadNames: a null interest, an interest that is not UTF-8, and
@@ -246,27 +300,18 @@ func TestRunBadNames(t *testing.T) {
 	}
 	null[17].Feature = nil
 	utf[23].Feature = []byte{'/', 0xff}
-	write := func(name string, rows any) string {
+	write := func(name string, rows func(path string) error) string {
 		p := filepath.Join(dir, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		var err error
-		switch r := rows.(type) {
-		case []nullable:
-			err = parquet.WriteFile(p, r)
-		case []raw:
-			err = parquet.WriteFile(p, r)
-		case []ints:
-			err = parquet.WriteFile(p, r)
-		}
-		if err != nil {
+		if err := rows(p); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	nullFile := write("null.parquet", null)
-	utfFile := write("utf.parquet", utf)
-	write("mixed/a.parquet", good)
-	mixedB := write("mixed/b.parquet", num)
+	nullFile := write("null.parquet", func(p string) error { return parquet.WriteFile(p, null) })
+	utfFile := write("utf.parquet", func(p string) error { return parquet.WriteFile(p, utf) })
+	write("mixed/a.parquet", func(p string) error { return parquet.WriteFile(p, good) })
+	mixedB := write("mixed/b.parquet", func(p string) error { return parquet.WriteFile(p, num) })
 	for _, c := range []struct {
 		in, want string
 		args     []string

@@ -1360,6 +1360,7 @@ type FeatureCount struct {
 	Released      int64                  `protobuf:"varint,3,opt,name=released,proto3" json:"released,omitempty"`     // release entries
 	Suppressed    int64                  `protobuf:"varint,4,opt,name=suppressed,proto3" json:"suppressed,omitempty"` // held and not released for that user
 	Created       int64                  `protobuf:"varint,5,opt,name=created,proto3" json:"created,omitempty"`       // released and not held by that user
+	Name          string                 `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`              // named features: the name (an integer in decimal); "" for ids
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1429,11 +1430,19 @@ func (x *FeatureCount) GetCreated() int64 {
 	return 0
 }
 
+func (x *FeatureCount) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 // FeatureReleased is one feature's release entries (public).
 type FeatureReleased struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Feature       uint32                 `protobuf:"varint,1,opt,name=feature,proto3" json:"feature,omitempty"`
 	Released      int64                  `protobuf:"varint,2,opt,name=released,proto3" json:"released,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"` // named features: the name (an integer in decimal); "" for ids
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1480,6 +1489,13 @@ func (x *FeatureReleased) GetReleased() int64 {
 		return x.Released
 	}
 	return 0
+}
+
+func (x *FeatureReleased) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
 }
 
 // QualityGate is a run's quality gate (release.Gate): the thresholds a
@@ -1833,7 +1849,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\bfeatures\x18\x01 \x01(\x03R\bfeatures\x127\n" +
 	"\breleased\x18\x02 \x01(\v2\x1b.smoothanon.v1.DistributionR\breleased\x12C\n" +
 	"\rmost_released\x18\x03 \x03(\v2\x1e.smoothanon.v1.FeatureReleasedR\fmostReleased\x12E\n" +
-	"\x0eleast_released\x18\x04 \x03(\v2\x1e.smoothanon.v1.FeatureReleasedR\rleastReleased\"\x92\x01\n" +
+	"\x0eleast_released\x18\x04 \x03(\v2\x1e.smoothanon.v1.FeatureReleasedR\rleastReleased\"\xa6\x01\n" +
 	"\fFeatureCount\x12\x18\n" +
 	"\afeature\x18\x01 \x01(\rR\afeature\x12\x12\n" +
 	"\x04held\x18\x02 \x01(\x03R\x04held\x12\x1a\n" +
@@ -1841,10 +1857,12 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\n" +
 	"suppressed\x18\x04 \x01(\x03R\n" +
 	"suppressed\x12\x18\n" +
-	"\acreated\x18\x05 \x01(\x03R\acreated\"G\n" +
+	"\acreated\x18\x05 \x01(\x03R\acreated\x12\x12\n" +
+	"\x04name\x18\x06 \x01(\tR\x04name\"[\n" +
 	"\x0fFeatureReleased\x12\x18\n" +
 	"\afeature\x18\x01 \x01(\rR\afeature\x12\x1a\n" +
-	"\breleased\x18\x02 \x01(\x03R\breleased\"\xf7\x02\n" +
+	"\breleased\x18\x02 \x01(\x03R\breleased\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\xf7\x02\n" +
 	"\vQualityGate\x12$\n" +
 	"\vmin_jaccard\x18\x01 \x01(\x01H\x00R\n" +
 	"minJaccard\x88\x01\x01\x12*\n" +
