@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build image check test test-hosts vet staticcheck race bench bench-pipeline bench-flink bench-scale bench-cluster bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
+.PHONY: help build image check test test-hosts vet staticcheck race bench bench-names bench-pipeline bench-flink bench-scale bench-cluster bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -20,6 +20,7 @@ help:
 	@echo "make race    go test -race -short on the concurrent packages"
 	@echo "make bench   benchmarks (medians via benchstat)"
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
+	@echo "make bench-names  ROWS (default 1e6) user lists as uint32 lists, string lists and string pairs on prism"
 	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
 	@echo "make bench-scale  bench-flink at 1e7 (3 runs) and 1e8: CPU per row and peaks side by side"
 	@echo "make bench-cluster  CLUSTER_ROWS (default 1e6) on prism, a standalone Flink cluster and the embedded Flink"
@@ -125,6 +126,13 @@ bench-scaling:
 bench-linkage:
 	@mkdir -p out
 	$(GO) test ./linkage -run '^$$' -bench NightlyLinkage -benchtime 1x -timeout 60m -v | tee out/bench-linkage.txt
+
+# ROWS (default 1e6) generated user lists, about 10 interests each, on prism
+# as list<uint32> ids, list<string> names and long-form string pairs: wall,
+# peak RSS and their ratios to the ids, median of 3; the string forms' releases
+# must agree.
+bench-names:
+	scripts/bench-names.sh $(or $(ROWS),1000000) 3
 
 # The pipeline on dblp (prism; compared with the whole-data solve), then 1e6
 # generated user lists through the pipeline and solved whole (rows/s of

@@ -81,8 +81,9 @@ const MetaFeatureValues = "smoothanon.feature_values"
 // integer's 8 bytes big-endian with the sign bit flipped, so that byte
 // order is numeric order. BuildVocab's vocabularies are sorted, so ids
 // are the names' ranks, a pure function of the set of names. A Vocab
-// holds each name's bytes plus 16 bytes (its end offset and two index
-// slots); lookups hash the key. A Vocab is safe for concurrent lookups;
+// holds each name's bytes plus 16 to 24 bytes (its end offset and two to
+// four index slots: the index is a power of two at most half full);
+// lookups hash the key. A Vocab is safe for concurrent lookups;
 // Add is not.
 type Vocab struct {
 	values Values // ValuesStrings or ValuesIntegers

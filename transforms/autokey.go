@@ -83,13 +83,19 @@ var errSampleFull = errors.New("sample full")
 // slots evenly spaced files, each cut into up to slots/files equal ranges
 // of row groups; every range gives an equal share, read from its first
 // row group on until the share is full or the range ends. (A file of one
-// row group is one range: its first rows stand for it.)
+// row group is one range: its first rows stand for it.) Named features
+// get ids from one vocabulary over all the files sampled, so that a name
+// in two files is one feature.
 func sampleRows(files []string, lay matrix.Layout, maxRows, slots int) ([][]uint32, error) {
 	nf := min(slots, len(files))
 	var rows [][]uint32
+	var vocab *matrix.Vocab
+	if lay.Values.Named() {
+		vocab = matrix.NewGrowingVocab(lay.Values)
+	}
 	for j := 0; j < nf; j++ {
 		var err error
-		if rows, err = sampleFile(rows, files[j*len(files)/nf], lay, (slots+nf-1)/nf, maxRows/nf); err != nil {
+		if rows, err = sampleFile(rows, files[j*len(files)/nf], lay, vocab, (slots+nf-1)/nf, maxRows/nf); err != nil {
 			return nil, err
 		}
 	}
@@ -101,12 +107,17 @@ func sampleRows(files []string, lay matrix.Layout, maxRows, slots int) ([][]uint
 // sampled row is a run of consecutive pairs of one user: the whole user
 // where the file keeps a user's pairs together (as exports grouped by
 // user do), a part of one where it does not.
-func sampleFile(rows [][]uint32, path string, lay matrix.Layout, ranges, quota int) ([][]uint32, error) {
+func sampleFile(rows [][]uint32, path string, lay matrix.Layout, vocab *matrix.Vocab, ranges, quota int) ([][]uint32, error) {
 	f, err := matrix.OpenFileAs(path, lay)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if vocab != nil {
+		if err := f.UseVocab(vocab); err != nil {
+			return nil, err
+		}
+	}
 	g := f.NumRowGroups()
 	ng := min(ranges, g)
 	for i := 0; i < ng; i++ {

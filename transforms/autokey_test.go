@@ -157,6 +157,26 @@ func TestSampleRows(t *testing.T) {
 	}
 }
 
+// TestSampleRowsNames: a name in two files is one feature of the sample.
+func TestSampleRowsNames(t *testing.T) {
+	type pair struct {
+		UserID  string `parquet:"user_id"`
+		Feature string `parquet:"feature"`
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "b.parquet")
+	writeRows(t, a, []pair{{"a1", "/x"}, {"a2", "/y"}})
+	writeRows(t, b, []pair{{"b1", "/y"}, {"b2", "/x"}})
+	l := matrix.Layout{Shape: matrix.ShapeLong, User: matrix.ColUserID, Feature: matrix.ColFeature, Values: matrix.ValuesStrings}
+	rows, err := sampleRows([]string{a, b}, l, 80, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(rows) != "[[0] [1] [1] [0]]" {
+		t.Errorf("sampled %v, want /x and /y one id each across files", rows)
+	}
+}
+
 // TestChooseKey: generated user lists get the hub key, a block model the
 // spectral key, a sample too small to judge the spectral key; the choice
 // is the same on every call.

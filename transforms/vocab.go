@@ -55,8 +55,8 @@ type VocabRef struct {
 // lifted before the shuffle, sorts and merges them. What a worker holds
 // is bounded by the number of distinct names, not by rows: the combine's
 // accumulator and the final vocabulary hold each name once (its bytes
-// plus a slice header while combining; its bytes plus 16 bytes once
-// loaded, see matrix.Vocab). A row with a null name, or a string that is
+// plus a slice header while combining; its bytes plus 16 to 24 bytes
+// once loaded, see matrix.Vocab). A row with a null name, or a string that is
 // not UTF-8, fails the job with a one-line input error naming file, row
 // and column (JobInputError).
 func BuildVocab(s beam.Scope, files []string, p VocabParams) beam.PCollection {
