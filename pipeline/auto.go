@@ -54,3 +54,12 @@ func resolveAuto(p *Params, in Input) (autoChoices, error) {
 	a.Evidence = &smoothanonpb.ChunkKeyAuto{SampleRows: c.SampleRows, TopShare: c.TopShare}
 	return a, nil
 }
+
+// ResolveAuto makes the automatic choices of p for in as Run makes them
+// (a --chunk_key auto and --start auto resolved from one sample of the
+// input's files), so that a caller who predicts a run (`smoothanon
+// assess`) uses the key and start the run will.
+func ResolveAuto(p *Params, in Input) error {
+	_, err := resolveAuto(p, in)
+	return err
+}

@@ -437,3 +437,16 @@ func decPoolBlock(p []byte) (PoolBlock, error) {
 	}
 	return b, d.done("pool block")
 }
+
+// SetAside is the rows of one chunk's release that Solve sets aside for
+// its pool under share (the worst-served clusters; none when share is 0),
+// for callers that run the stages in memory (`smoothanon assess`).
+func SetAside(in, out *matrix.Matrix, cluster []int32, share float64) []int {
+	return worstServed(in, out, cluster, share)
+}
+
+// PoolOfChunk is the pool that chunk rank (0-based, in key order) of
+// chunks joins under share (share > 0).
+func PoolOfChunk(rank, chunks int64, share float64) int64 {
+	return poolOf(rank, chunks, chunksPerPool(share))
+}
