@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build image check test test-hosts vet staticcheck race bench bench-names bench-pipeline bench-flink bench-scale bench-cluster bench-scaling bench-linkage quality figures proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
+.PHONY: help build image check test test-hosts vet staticcheck race bench bench-names bench-pipeline bench-flink bench-scale bench-cluster bench-scaling bench-linkage assess-accuracy quality figures proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -27,6 +27,7 @@ help:
 	@echo "make bench-cluster NETNS=1  the same on hosts that share no disk (namespaces, GCS emulator; root)"
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
 	@echo "make bench-linkage  linked-nights table: 1e5 drifting user lists, k=8, ids kept vs pseudonyms"
+	@echo "make assess-accuracy  smoothanon assess at k=8 beside the run on adult, dblp, 1e6 lists, playstore"
 	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
 	@echo "make figures docs/figures/*.png: the paper's figures (FIGURES_PIPELINE=false skips the dblp pipeline sweep)"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
@@ -148,6 +149,11 @@ bench-pipeline:
 # (job server from Maven Central, LOOPBACK workers): wall, peak memory of the
 # Go and Java processes, peak spill size, Jaccard.
 ROWS ?= 10000000
+# smoothanon assess at k = 8 beside the run's result on adult, dblp, 1e6
+# generated lists (LISTS) and playstore: predicted, interval, actual.
+assess-accuracy: build
+	BIN=$(BIN) scripts/assess-accuracy.sh
+
 bench-flink:
 	bash deploy/flink/bench-local.sh $(ROWS)
 

@@ -102,7 +102,7 @@ func minIntVar(fs *flag.FlagSet, p *int, name string, def, min int, usage string
 func solverFlags(g *groupedFlags, cmd string) (p *solver.Params, autoStart *bool) {
 	p, autoStart = new(solver.Params), new(bool)
 	fs := g.FlagSet
-	run, baseline := cmd == "run", cmd == "baseline"
+	run, baseline := cmd == "run" || cmd == "assess", cmd == "baseline"
 	g.in(groupPrivacy)
 	if baseline {
 		fs.IntVar(&p.K, "k", 0, "mondrian: smallest partition size (at least 2)")
@@ -110,8 +110,10 @@ func solverFlags(g *groupedFlags, cmd string) (p *solver.Params, autoStart *bool
 		fs.Int64Var(&p.Seed, "seed", 0, "rr_*: random seed; same input and seed give the same release")
 		return p, autoStart
 	}
-	fs.IntVar(&p.K, "k", 0, "smallest class size (required, at least 2)")
-	choiceVar(fs, &p.Mode, "mode", "smooth", matrix.ParseMode, modeUsage)
+	if cmd != "assess" { // assess prices a list of k and modes
+		fs.IntVar(&p.K, "k", 0, "smallest class size (required, at least 2)")
+		choiceVar(fs, &p.Mode, "mode", "smooth", matrix.ParseMode, modeUsage)
+	}
 	g.in(groupSolver)
 	fs.Int64Var(&p.Seed, "seed", 0, pick(run, "random seed; same input, seed and chunk size give the same release on every runner",
 		"random seed; same input and seed give the same release"))

@@ -1,0 +1,128 @@
+package assess
+
+import (
+	"cmp"
+	"hash/maphash"
+	"slices"
+
+	"github.com/smoothanon/smoothanon/matrix"
+)
+
+// Risk describes how exposed the users of rows are as they are: how many
+// share their exact feature set with fewer than k others.
+//
+// Figures are of the rows given. When they are a sample of a larger
+// input, a set unique in the sample may be shared outside it, so Unique
+// and every BelowK share are upper bounds of the input's, not estimates;
+// the degree distribution is an estimate of the input's.
+type Risk struct {
+	// Rows, Entries and Features count the rows, their entries and the
+	// distinct features they hold.
+	Rows     int64 `json:"rows"`
+	Entries  int64 `json:"entries"`
+	Features int64 `json:"features"`
+	// Degrees counts rows by their number of features, in bins of powers
+	// of two: [0], [1], [2,3], [4,7], ...; Degrees[i] holds degrees d with
+	// bits.Len(d) == i.
+	Degrees []int64 `json:"degrees"`
+	// Unique is the share of rows whose feature set no other row holds.
+	Unique float64 `json:"unique"`
+	// BelowK is, for each k asked for, the share of rows whose feature
+	// set fewer than k rows hold (themselves included).
+	BelowK []KShare `json:"below_k"`
+	// Exposing lists the features whose removal from every row would make
+	// the most unique rows non-unique (a unique row r holding f is made
+	// non-unique when another row holds exactly r without f), most first,
+	// at most TopExposing of them.
+	Exposing []FeatureCount `json:"exposing"`
+}
+
+// KShare is a share of rows at one k.
+type KShare struct {
+	K     int     `json:"k"`
+	Share float64 `json:"share"`
+}
+
+// FeatureCount is a feature and a count of rows.
+type FeatureCount struct {
+	Feature uint32 `json:"feature"`
+	Rows    int64  `json:"rows"`
+}
+
+// TopExposing is the length of Risk.Exposing.
+const TopExposing = 10
+
+// RiskOf measures m's rows (see Risk) at each k of ks.
+func RiskOf(m *matrix.Matrix, ks []int) Risk {
+	seed := maphash.MakeSeed()
+	hashOf := func(feats []uint32, skip int) uint64 {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		var b [4]byte
+		for i, f := range feats {
+			if i == skip {
+				continue
+			}
+			b[0], b[1], b[2], b[3] = byte(f), byte(f>>8), byte(f>>16), byte(f>>24)
+			h.Write(b[:])
+		}
+		return h.Sum64()
+	}
+	r := Risk{Rows: int64(m.NumRows()), Entries: int64(len(m.Features))}
+	sets := make(map[uint64]int64, m.NumRows())
+	hashes := make([]uint64, m.NumRows())
+	feats := map[uint32]struct{}{}
+	for i := range hashes {
+		row := m.Row(i)
+		hashes[i] = hashOf(row, -1)
+		sets[hashes[i]]++
+		d := 0
+		for n := len(row); n > 0; n >>= 1 {
+			d++
+		}
+		for len(r.Degrees) <= d {
+			r.Degrees = append(r.Degrees, 0)
+		}
+		r.Degrees[d]++
+		for _, f := range row {
+			feats[f] = struct{}{}
+		}
+	}
+	r.Features = int64(len(feats))
+	if r.Rows == 0 {
+		return r
+	}
+	below := make([]int64, len(ks))
+	var unique int64
+	exposing := map[uint32]int64{}
+	for i, h := range hashes {
+		c := sets[h]
+		for j, k := range ks {
+			if c < int64(k) {
+				below[j]++
+			}
+		}
+		if c != 1 {
+			continue
+		}
+		unique++
+		row := m.Row(i)
+		for j, f := range row {
+			if sets[hashOf(row, j)] > 0 {
+				exposing[f]++
+			}
+		}
+	}
+	r.Unique = float64(unique) / float64(r.Rows)
+	for j, k := range ks {
+		r.BelowK = append(r.BelowK, KShare{K: k, Share: float64(below[j]) / float64(r.Rows)})
+	}
+	for f, n := range exposing {
+		r.Exposing = append(r.Exposing, FeatureCount{Feature: f, Rows: n})
+	}
+	slices.SortFunc(r.Exposing, func(a, b FeatureCount) int {
+		return cmp.Or(cmp.Compare(b.Rows, a.Rows), cmp.Compare(a.Feature, b.Feature))
+	})
+	r.Exposing = r.Exposing[:min(len(r.Exposing), TopExposing)]
+	return r
+}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/smoothanon/smoothanon/assess"
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/pipeline"
+	"github.com/smoothanon/smoothanon/storage"
+	"github.com/smoothanon/smoothanon/transforms"
+)
+
+func init() {
+	register(command{
+		name:  "assess",
+		short: "before a run: how exposed the input's users are, and the price of each k (from a bounded sample)",
+		run:   runAssess,
+	})
+}
+
+// assessSlots is the number of places of the input the sample is read
+// from (transforms.SampleRows); assessRead how many times --sample_rows
+// rows are read there, to keep --sample_rows evenly spaced among them.
+const (
+	assessSlots = 64
+	assessRead  = 4
+)
+
+// assessReport is what `assess --report` writes, as JSON.
+type assessReport struct {
+	Input string `json:"input"`
+	// InputRows is the rows the footers count (list form: users; long
+	// form: pairs); Users is the users priced (long form: estimated from
+	// the sample's pairs per user).
+	InputRows     int64  `json:"input_rows"`
+	Users         int64  `json:"users"`
+	UsersEstimate bool   `json:"users_estimated"`
+	Shape         string `json:"shape"`
+	// ReadRows is the rows read (the risk's), SampleRows those priced.
+	ReadRows   int64 `json:"read_rows"`
+	SampleRows int64 `json:"sample_rows"`
+	// WholeInput says the sample is every non-empty row: the risk figures
+	// are exact, not bounds.
+	WholeInput bool           `json:"whole_input"`
+	ChunkKey   string         `json:"chunk_key"`
+	Start      string         `json:"start"`
+	ChunkSize  int64          `json:"chunk_size"`
+	Risk       assess.Risk    `json:"risk"`
+	Price      []assess.Point `json:"price"`
+	Seconds    float64        `json:"seconds"`
+}
+
+func runAssess(args []string, stdout, stderr io.Writer) error {
+	fs := newGroupedFlags("assess", stderr)
+	fs.in(groupIO)
+	input := fs.String("input", "", "input Parquet, as run reads it: file, directory, glob or comma list; local or gs://, s3:// (required)")
+	layout := layoutFlags(fs.FlagSet)
+	report := fs.String("report", "", "write the assessment (JSON) here, local or gs://, s3://; - for stdout. It describes the private input: keep it with the input")
+	sampleRows := fs.Int("sample_rows", 200_000, "rows the price is computed from, evenly spaced among 4 times as many read from 64 places of the input's files and row groups (the risk is of all rows read); the cost does not grow past it (at least 1000)")
+	fs.in(groupPrivacy)
+	ksFlag := fs.String("k", "2,4,8,16,32", "comma list of the k to price and to count the users below")
+	modesFlag := fs.String("mode", "smooth,nonsmooth", "comma list of the modes to price: smooth, nonsmooth")
+	sp, autoStart := solverFlags(fs, "assess")
+	fs.in(groupPipeline)
+	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "the run's --chunk_size")
+	chunkKey := chunkKeyFlag(fs.FlagSet)
+	iterations := fs.Int("spectral_iterations", transforms.DefaultSpectralIterations, "the run's --spectral_iterations")
+	poolShare := fs.Float64("pool_share", pipeline.DefaultPoolShare, "the run's --pool_share (0 = no pools; else 0.01..0.5)")
+	if err := parseFlags(fs.FlagSet, args); err != nil {
+		return err
+	}
+	if *input == "" {
+		return usageErr("missing --input")
+	}
+	ks, err := parseKs(*ksFlag)
+	if err != nil {
+		return err
+	}
+	modes, err := parseModes(*modesFlag)
+	if err != nil {
+		return err
+	}
+	if *sampleRows < 1000 {
+		return usageErr("--sample_rows=%d, want at least 1000", *sampleRows)
+	}
+	if *chunkSize < 2*int64(slices.Max(ks)) {
+		return usageErr("--chunk_size=%d, want at least 2k = %d", *chunkSize, 2*slices.Max(ks))
+	}
+	if err := transforms.CheckPoolShare(*poolShare); err != nil {
+		return usageErr("--pool_share: %v", err)
+	}
+	start := time.Now()
+	in, err := pipeline.Inspect(*input, *layout)
+	if err != nil {
+		return inputErr(err)
+	}
+	if err := checkAssessReport(*report, in.Files); err != nil {
+		return err
+	}
+	p := pipeline.Params{Input: *input, Layout: in.Layout, Solver: *sp, AutoStart: *autoStart, Key: *chunkKey}
+	if err := pipeline.ResolveAuto(&p, in); err != nil {
+		return inputErr(err)
+	}
+	files := slices.Sorted(slices.Values(in.Files))
+	read, err := transforms.SampleRows(files, in.Layout, assessRead**sampleRows, assessSlots)
+	if err != nil {
+		return inputErr(err)
+	}
+	// Rows near each other in a file are often alike (ids given in
+	// crawl, signup or region order): of the rows read, every
+	// len(read)/sample-th is priced, so the sample spreads further.
+	rows := read
+	if len(read) > *sampleRows {
+		rows = make([][]uint32, *sampleRows)
+		for i := range rows {
+			rows[i] = read[i*len(read)/len(rows)]
+		}
+	}
+	if len(rows) < 2*slices.Max(ks)*assess.DefaultReplicates {
+		return inputErr(fmt.Errorf("%s: the sample holds %d non-empty rows, too few to price k = %d (want %d)", *input, len(rows), slices.Max(ks), 2*slices.Max(ks)*assess.DefaultReplicates))
+	}
+	sample := readMatrix(rows)
+	var entries int64
+	for _, r := range read {
+		entries += int64(len(r))
+	}
+	rep := assessReport{Input: *input, InputRows: in.Rows, Users: in.Rows, Shape: in.Layout.Shape.String(),
+		ReadRows: int64(len(read)), SampleRows: int64(len(rows)), ChunkKey: p.Key.String(), Start: p.Solver.Start.String(), ChunkSize: *chunkSize}
+	if in.Layout.Shape == matrix.ShapeLong {
+		// Pairs per user from the sample: its rows are runs of one user's
+		// consecutive pairs, whole users where the export groups them.
+		rep.Users, rep.UsersEstimate = max(int64(len(read)), in.Rows*int64(len(read))/max(1, entries)), true
+	}
+	rep.WholeInput = !rep.UsersEstimate && int64(len(read)) == in.Rows
+	rep.Risk = assess.RiskOf(readMatrix(read), ks)
+	rep.Price, err = assess.Price(context.Background(), sample, ks, modes, assess.PriceParams{
+		Rows: max(rep.Users, int64(len(rows))), ChunkSize: *chunkSize, Solver: p.Solver, PoolShare: *poolShare,
+		Order: transforms.SignatureParams{Seed: p.Solver.Seed, Key: p.Key, Iterations: *iterations}})
+	if err != nil {
+		return inputErr(err)
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	printAssess(stdout, &rep)
+	if *report == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(&rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if *report == "-" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	if err := writeFileAtomic(*report, b); err != nil {
+		return usageErr("--report %s: %v", *report, err)
+	}
+	return nil
+}
+
+// readMatrix holds rows as a matrix, users named by their number.
+func readMatrix(rows [][]uint32) *matrix.Matrix {
+	m := matrix.New(len(rows), 0)
+	for i, r := range rows {
+		m.Append("s"+strconv.Itoa(i), r)
+	}
+	return m
+}
+
+// checkAssessReport refuses a --report that would replace an input file
+// or be read as input by the next run (a .parquet name).
+func checkAssessReport(report string, files []string) error {
+	if report == "" || report == "-" {
+		return nil
+	}
+	if strings.HasSuffix(report, ".parquet") {
+		return usageErr("--report %s: a .parquet name would be read as input; the report is JSON", report)
+	}
+	if err := storage.CheckLiteral(report); err != nil {
+		return usageErr("--report %v", err)
+	}
+	for _, f := range files {
+		if storage.Clean(f) == storage.Clean(report) {
+			return usageErr("--report %s is an input file", report)
+		}
+	}
+	return nil
+}
+
+func parseKs(s string) ([]int, error) {
+	var ks []int
+	for _, f := range strings.Split(s, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, usageErr("--k %q: want a comma list of integers", s)
+		}
+		if err := checkK(k); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(ks, k) {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	return ks, nil
+}
+
+func parseModes(s string) ([]matrix.Mode, error) {
+	var modes []matrix.Mode
+	for _, f := range strings.Split(s, ",") {
+		m, err := matrix.ParseMode(strings.TrimSpace(f))
+		if err != nil {
+			return nil, usageErr("--mode: %v", err)
+		}
+		if !slices.Contains(modes, m) {
+			modes = append(modes, m)
+		}
+	}
+	return modes, nil
+}
+
+// printAssess writes the human-readable summary of rep.
+func printAssess(w io.Writer, rep *assessReport) {
+	r := rep.Risk
+	kind := "upper bounds: a set unique in the sample may be shared outside it"
+	if rep.WholeInput {
+		kind = "exact: the sample is the whole input"
+	}
+	users := fmt.Sprint(rep.Users)
+	if rep.UsersEstimate {
+		users = fmt.Sprintf("~%d (estimated from %d pairs)", rep.Users, rep.InputRows)
+	}
+	fmt.Fprintf(w, "input %s: %s users (%s form); read %d rows, %d entries (%.2f per row), %d features; priced from %d rows\n",
+		rep.Input, users, rep.Shape, r.Rows, r.Entries, float64(r.Entries)/float64(max(1, r.Rows)), r.Features, rep.SampleRows)
+	fmt.Fprintf(w, "risk (%s):\n  unique feature sets: %.1f%% of users\n", kind, 100*r.Unique)
+	for _, b := range r.BelowK {
+		fmt.Fprintf(w, "  in a set held by fewer than %d users: %.1f%%\n", b.K, 100*b.Share)
+	}
+	if len(r.Exposing) > 0 {
+		var top []string
+		for _, f := range r.Exposing[:min(5, len(r.Exposing))] {
+			top = append(top, fmt.Sprintf("%d (%d users)", f.Feature, f.Rows))
+		}
+		fmt.Fprintf(w, "  features exposing the most unique users: %s\n", strings.Join(top, ", "))
+	}
+	fmt.Fprintf(w, "price (predicted for `run` with --chunk_key %s --start %s --chunk_size %d; 95%% interval):\n", rep.ChunkKey, rep.Start, rep.ChunkSize)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\tk\tJaccard\tinterval\tsuppressed\tcreated\tusers/class\tchunks\t")
+	for _, pt := range rep.Price {
+		note := ""
+		if pt.Extrapolated {
+			note = " *"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.1f%%%s\t%.1f–%.1f%%\t%.1f%%\t%.1f%%\t%.1f\t%d\t\n", pt.Mode, pt.K, 100*pt.Predicted.Jaccard, note,
+			100*pt.Low.Jaccard, 100*pt.High.Jaccard, 100*pt.Predicted.Suppressed, 100*pt.Predicted.Created, pt.Predicted.ClassRows, pt.Chunks)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "(* a term extrapolated beyond the sample; %.1f s)\n", rep.Seconds)
+}
