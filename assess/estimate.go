@@ -8,6 +8,7 @@ import (
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
+	"github.com/smoothanon/smoothanon/verify"
 )
 
 // tally counts a release against its input: entries in both, in either,
@@ -209,11 +210,7 @@ func pick(s *matrix.Matrix, idx []int) *matrix.Matrix {
 
 // subsample is rows rows of s, evenly spread.
 func subsample(s *matrix.Matrix, rows int64) *matrix.Matrix {
-	m := matrix.New(int(rows), 0)
-	for _, i := range spread(int64(s.NumRows()), rows) {
-		m.Append(s.Users[i], s.Row(i))
-	}
-	return m
+	return pick(s, spread(int64(s.NumRows()), rows))
 }
 
 // estimateRate cuts s and half of s into the run's chunks and draws
@@ -392,7 +389,7 @@ func count(in, out *matrix.Matrix, cluster []int32, rows []int) tally {
 	seen := map[int32]bool{}
 	for _, i := range rows {
 		a, b := in.Row(i), out.Row(i)
-		c := common(a, b)
+		c := int64(verify.CountCommon(a, b))
 		t.inter += c
 		t.union += int64(len(a)+len(b)) - c
 		t.in += int64(len(a))
@@ -403,22 +400,4 @@ func count(in, out *matrix.Matrix, cluster []int32, rows []int) tally {
 		}
 	}
 	return t
-}
-
-// common is the size of the intersection of two ascending lists.
-func common(a, b []uint32) int64 {
-	var c int64
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] == b[j]:
-			c++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return c
 }

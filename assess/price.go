@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 
 	"github.com/smoothanon/smoothanon/lsh"
@@ -284,17 +285,10 @@ func split(m *matrix.Matrix, n int) []*matrix.Matrix {
 		parts[i] = matrix.New(m.NumRows()/n+1, 0)
 	}
 	for i, u := range m.Users {
-		h := lsh.Mix64(hashString(u) ^ 0x2545F4914F6CDD1D)
+		f := fnv.New64a()
+		f.Write([]byte(u))
+		h := lsh.Mix64(f.Sum64() ^ 0x2545F4914F6CDD1D)
 		parts[h%uint64(n)].Append(u, m.Row(i))
 	}
 	return parts
-}
-
-func hashString(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
 }
