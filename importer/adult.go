@@ -20,6 +20,9 @@ var adultFields = [15]string{
 // id order.
 var adultCategorical = []int{1, 3, 5, 6, 7, 8, 9, 13}
 
+// adultLabel is the index of the income field: the label, not a feature.
+const adultLabel = 14
+
 // adultNumeric are the indexes of the fields that must be integers.
 var adultNumeric = []int{0, 2, 4, 10, 11, 12}
 
@@ -60,6 +63,7 @@ func Adult(r io.Reader, name string, opts Options) (*matrix.Matrix, Stats, error
 			enc.value(a, fields[f])
 		}
 		enc.record(strconv.FormatInt(st.Records, 10))
+		st.Labels = append(st.Labels, string(fields[adultLabel]))
 		st.Records++
 	}
 	st.Lines = lr.line

@@ -14,7 +14,8 @@
 // native-country are one-hot encoded; "?" is a value like any other. The six
 // numeric fields (age, fnlwgt, education-num, capital-gain, capital-loss,
 // hours-per-week) must be non-negative integers but are not encoded; income
-// is ignored. Feature ids: attributes in the order above, and within an
+// is not a feature: it is returned as the row's label (Stats.Labels), as it
+// is written (adult.test writes ">50K." where adult.data writes ">50K"). Feature ids: attributes in the order above, and within an
 // attribute the values that occur, sorted by byte order; so attribute a's
 // values take the ids after those of attributes 0..a-1, and ids are
 // 0..columns-1. The user id of a record is its 0-based record number (blank
@@ -145,6 +146,9 @@ type Stats struct {
 	// FeatureNames names each feature id of a one-hot format
 	// ("attribute=value"); nil for edges and pairs.
 	FeatureNames []string
+	// Labels holds adult's income field (the classification label, never
+	// a feature) of each row, in row order; nil for the other formats.
+	Labels []string
 }
 
 // Error is an error in an input file.

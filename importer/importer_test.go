@@ -100,7 +100,7 @@ func runCases(t *testing.T, cases []importCase) {
 }
 
 const adultSample = `39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, United-States, <=50K
-50, ?, 83311, Bachelors, 13, Married-civ-spouse, Exec-managerial, Husband, White, Female, 0, 0, 13, ?, <=50K
+50, ?, 83311, Bachelors, 13, Married-civ-spouse, Exec-managerial, Husband, White, Female, 0, 0, 13, ?, >50K.
 
 `
 
@@ -118,6 +118,9 @@ func TestAdult(t *testing.T) {
 			}
 			if !reflect.DeepEqual(st.FeatureNames, wantNames) {
 				t.Errorf("FeatureNames %q, want %q", st.FeatureNames, wantNames)
+			}
+			if want := []string{"<=50K", ">50K."}; !reflect.DeepEqual(st.Labels, want) {
+				t.Errorf("Labels %q, want %q", st.Labels, want)
 			}
 			if st.Records != 2 || st.Skipped != 1 || st.Lines != 3 {
 				t.Errorf("stats %+v, want 2 records, 1 skipped, 3 lines", st)

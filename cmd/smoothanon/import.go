@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +31,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	undirected := fs.Bool("undirected", false, "edges: add the reverse of every edge")
 	dedupe := dedupeFlag(fs, "repeated user ids: refuse or union")
 	features := fs.String("features", "", "adult, playstore: also write the feature names as \"id<TAB>name\" lines to this file")
+	labels := fs.String("labels", "", "adult: also write each row's income label (never a feature) as \"user_id<TAB>label\" lines to this file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -41,6 +44,11 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 		return usageErr("missing --output")
 	case storage.Clean(*output) == storage.Clean(*input):
 		return usageErr("--output %s is the input file", *output)
+	case *labels != "" && *format != importer.FormatAdult:
+		return usageErr("--labels applies only to the adult format, not %q", *format)
+	}
+	if err := distinctPaths(map[string]string{"--input": *input, "--output": *output, "--features": *features, "--labels": *labels}); err != nil {
+		return err
 	}
 	opts := importer.Options{Undirected: *undirected, Dedupe: *dedupe}
 	if err := importer.CheckOptions(*format, opts); err != nil {
@@ -54,20 +62,73 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	if *features != "" {
-		if err := writeFeatureNames(*features, st.FeatureNames); err != nil {
-			return inputErr(err)
-		}
-	}
-	if err := matrix.WriteMatrix(*output, m, matrix.WriterOptions{}); err != nil {
-		if *features != "" {
-			storage.Remove(context.Background(), *features)
-		}
+	if err := writeImport(m, st, *output, *features, *labels); err != nil {
 		return inputErr(err)
 	}
 	fmt.Fprintf(stderr, "smoothanon import: %s %s: %d rows, %d columns, %d entries%s -> %s\n",
 		*format, *input, m.NumRows(), st.Columns, m.NumEntries(), importNotes(st), *output)
 	return nil
+}
+
+// writeImport writes the matrix to output and, where asked, the feature
+// names and the labels beside it: all of them or, on an error, none.
+func writeImport(m *matrix.Matrix, st importer.Stats, output, features, labels string) error {
+	var written []string
+	fail := func(err error) error {
+		for _, p := range written {
+			storage.Remove(context.Background(), p)
+		}
+		return err
+	}
+	if features != "" {
+		if err := writeFeatureNames(features, st.FeatureNames); err != nil {
+			return fail(err)
+		}
+		written = append(written, features)
+	}
+	if labels != "" {
+		if err := writeLabels(labels, m.Users, st.Labels); err != nil {
+			return fail(err)
+		}
+		written = append(written, labels)
+	}
+	if err := matrix.WriteMatrix(output, m, matrix.WriterOptions{}); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// distinctPaths refuses two of the named paths (empty ones ignored) that
+// are one file.
+func distinctPaths(paths map[string]string) error {
+	seen := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(paths)) {
+		p := paths[name]
+		if p == "" {
+			continue
+		}
+		if other, ok := seen[storage.Clean(p)]; ok {
+			return usageErr("%s %s is also %s", name, p, other)
+		}
+		seen[storage.Clean(p)] = name
+	}
+	return nil
+}
+
+// writeLabels writes "user_id<TAB>label" lines, one per row, to path
+// atomically; a label holding a tab or line break is written Go-quoted.
+func writeLabels(path string, users, labels []string) error {
+	if len(users) != len(labels) {
+		return fmt.Errorf("%d labels for %d rows", len(labels), len(users))
+	}
+	var b bytes.Buffer
+	for i, l := range labels {
+		if strings.ContainsAny(l, "\t\r\n") {
+			l = strconv.Quote(l)
+		}
+		fmt.Fprintf(&b, "%s\t%s\n", users[i], l)
+	}
+	return writeFileAtomic(path, b.Bytes())
 }
 
 // importNotes summarises what the import skipped or merged, if anything.

@@ -116,6 +116,45 @@ func TestImportCommand(t *testing.T) {
 	}
 }
 
+// TestImportLabels: adult's income labels come out beside the rows, one
+// line per row under its user id, as a run with --user_ids keep names it.
+func TestImportLabels(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "adult.data")
+	data := strings.Replace(importAdultSample, "13, ?, <=50K", "13, ?, >50K.", 1)
+	if err := os.WriteFile(in, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, labels := filepath.Join(dir, "adult.parquet"), filepath.Join(dir, "labels.tsv")
+	var stdout, stderr bytes.Buffer
+	if code := runMain([]string{"import", "--format", "adult", "--input", in, "--output", out, "--labels", labels}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	b, err := os.ReadFile(labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "0\t<=50K\n1\t>50K.\n"; string(b) != want {
+		t.Fatalf("labels file %q, want %q", b, want)
+	}
+	m, _, err := matrix.ReadMatrix(out, matrix.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.NumEntries() != 16 {
+		t.Errorf("%d entries: the label must not be a feature", m.NumEntries())
+	}
+	// A failed write of the matrix leaves no labels behind.
+	bad := filepath.Join(dir, "missing", "x.parquet")
+	labels2 := filepath.Join(dir, "labels2.tsv")
+	if code := runMain([]string{"import", "--format", "adult", "--input", in, "--output", bad, "--labels", labels2}, &stdout, &stderr); code == 0 {
+		t.Fatal("import into a missing directory succeeded")
+	}
+	if _, err := os.Stat(labels2); !os.IsNotExist(err) {
+		t.Errorf("labels left behind after a failed import: %v", err)
+	}
+}
+
 func TestImportCommandErrors(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
@@ -145,6 +184,10 @@ func TestImportCommandErrors(t *testing.T) {
 		{"undirected on pairs", []string{"--format", "pairs", "--input", good, "--undirected"}, "undirected applies only to the edges format"},
 		{"bad dedupe", []string{"--format", "edges", "--input", good, "--dedupe", "merge"}, `invalid dedupe policy "merge"`},
 		{"features on edges", []string{"--format", "edges", "--input", good, "--features", filepath.Join(dir, "f.tsv")}, "--features applies only"},
+		{"labels on edges", []string{"--format", "edges", "--input", good, "--labels", filepath.Join(dir, "l.tsv")}, "--labels applies only to the adult format"},
+		{"labels are the input", []string{"--format", "adult", "--input", good, "--labels", good}, "--labels " + good + " is also --input"},
+		{"labels are the features", []string{"--format", "adult", "--input", good, "--labels", filepath.Join(dir, "f.tsv"), "--features", filepath.Join(dir, "f.tsv")}, "is also --features"},
+		{"labels are the output", []string{"--format", "adult", "--input", good, "--labels", filepath.Join(dir, "out.parquet")}, "is also --labels"},
 		{"stray argument", []string{"--format", "edges", "--input", good, "extra"}, `unexpected argument "extra"`},
 		{"unknown flag", []string{"--format", "edges", "--input", good, "--directed"}, "flag provided but not defined"},
 	} {
