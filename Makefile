@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build image check test test-hosts vet staticcheck race bench bench-names bench-pipeline bench-flink bench-scale bench-cluster bench-scaling bench-linkage assess-accuracy quality figures proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
+.PHONY: help build image check test test-hosts vet staticcheck race bench bench-names bench-pipeline bench-flink bench-scale bench-cluster bench-scaling bench-linkage assess-accuracy quality figures figures-learning proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -30,6 +30,7 @@ help:
 	@echo "make assess-accuracy  smoothanon assess at k=8 beside the run on adult, dblp, 1e6 lists, playstore"
 	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
 	@echo "make figures docs/figures/*.png: the paper's figures (FIGURES_PIPELINE=false skips the dblp pipeline sweep)"
+	@echo "make figures-learning  docs/figures/learning-*.png: classifiers and link prediction on anonymized data (tens of minutes)"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
 	@echo "make proto   regenerate proto/smoothanonpb"
 	@echo "make build   bin/smoothanon (static)"
@@ -187,6 +188,16 @@ quality:
 FIGURES_PIPELINE ?= true
 figures:
 	$(GO) run ./cmd/figures -out docs/figures -pipeline=$(FIGURES_PIPELINE)
+
+# The learning experiment (docs/figures.md "Learning from anonymized
+# data"): adult's income classifier trained on anonymized rows and a dblp
+# link prediction; the paper's model from a pinned scikit-learn, installed
+# into bin/learn-venv. Keeps the other figures' values.
+LEARN_VENV := bin/learn-venv
+figures-learning:
+	test -x $(LEARN_VENV)/bin/python || python3 -m venv $(LEARN_VENV)
+	$(LEARN_VENV)/bin/pip install -q -r scripts/learn/requirements.txt
+	$(GO) run ./cmd/figures -out docs/figures -learning -python $(LEARN_VENV)/bin/python -reuse -datasets= -pipeline=false
 
 FUZZ_TARGETS := importer:FuzzAdult importer:FuzzPlaystore importer:FuzzEdges importer:FuzzPairs \
 	matrix:FuzzReadParquet verify:FuzzCheck solver:FuzzSolve

@@ -118,6 +118,11 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"-out", dir, "-datasets", "nope"}, `"nope"`},
 		{[]string{"-out", filepath.Join(dir, "absent")}, "absent"},
 		{[]string{"-out", dir, "-replot"}, "figures.json"},
+		{[]string{"-out", dir, "-learning", "-learning_seeds", "1"}, "-learning_seeds = 1"},
+		{[]string{"-out", dir, "-learning", "-epsilons", "1,100"}, "-epsilons must hold 10"},
+		{[]string{"-out", dir, "-epsilons", "10,-1"}, `"-1"`},
+		{[]string{"-out", dir, "-learning_ks", "1,2"}, `"1"`},
+		{[]string{"-out", dir, "-link_seeds", "-1"}, "-link_seeds = -1"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := runMain(c.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {

@@ -11,7 +11,11 @@
 //     as a function of the density, from the paper's theorem, with the ε
 //     measured on our data sets (the paper's Figure 1);
 //   - dblp-chunks.png: the pipeline's Jaccard on dblp vs chunk size against
-//     the whole-data solve (-pipeline=false skips it and keeps the old PNG).
+//     the whole-data solve (-pipeline=false skips it and keeps the old PNG);
+//   - learning-adult.png, learning-dp.png, learning-links.png: the paper's
+//     "Learning from anonymous data" (its Figures ml-kanon and ml-dp) and a
+//     link prediction on dblp, measured only with -learning (make
+//     figures-learning); otherwise drawn from figures.json.
 //
 // Seeds are fixed: the real data sets are solved with seed 1, the SBM is
 // drawn and solved with seeds 1..-seeds and averaged. Every k-anonymous
@@ -23,7 +27,8 @@
 //
 //	go run ./cmd/figures [-out docs/figures] [-raw ../shared/data/raw] [-datasets adult,sbm,dblp,playstore]
 //	    [-ks 2,4,8,16,32,64] [-seeds 5] [-pipeline=true] [-chunks 25000,50000,100000,200000,320000]
-//	    [-reuse] [-replot]
+//	    [-reuse] [-replot] [-learning [-python python3] [-learning_ks ...] [-learning_seeds 10]
+//	    [-epsilons 1,10,30,100,300,1000] [-link_seeds 3]]
 //
 // -replot redraws every figure from figures.json without measuring (to
 // change a picture, not a number). -reuse measures only -datasets and
@@ -38,6 +43,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -98,6 +104,13 @@ func parse(args []string, stderr io.Writer) (params, error) {
 	replot := fs.Bool("replot", false, "draw the figures from the figures.json in -out without measuring")
 	reuse := fs.Bool("reuse", false, "keep the data sets of the figures.json in -out that -datasets leaves out")
 	chunks := fs.String("chunks", "25000,50000,100000,200000,320000", "comma list of chunk sizes of the pipeline sweep")
+	learn := fs.Bool("learning", false, "run the learning experiment (adult classifier, dblp link prediction; slow, needs -python with scikit-learn)")
+	learnKs := fs.String("learning_ks", "2,4,8,16,32,64,128,200", "comma list of k values of the learning experiment")
+	learnSeeds := fs.Int("learning_seeds", 10, "seeds per point of the adult classifier (anonymization and model)")
+	epsilons := fs.String("epsilons", "1,10,30,100,300,1000", "comma list of ε values of node DP in the learning experiment (must hold 10)")
+	linkSeeds := fs.Int("link_seeds", 3, "solver seeds per point of the dblp link prediction (0 skips it)")
+	python := fs.String("python", "python3", "python with scikit-learn for -learning")
+	script := fs.String("learn_script", "scripts/learn/learn.py", "the classifier script of -learning")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return params{}, err
@@ -107,8 +120,15 @@ func parse(args []string, stderr io.Writer) (params, error) {
 	if fs.NArg() > 0 {
 		return params{}, &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	p := params{out: *out, raw: *raw, names: nonEmpty(strings.Split(*names, ",")), seeds: *seeds, pipeline: *pipe, replot: *replot, reuse: *reuse}
+	p := params{out: *out, raw: *raw, names: nonEmpty(strings.Split(*names, ",")), seeds: *seeds, pipeline: *pipe, replot: *replot, reuse: *reuse,
+		learning: *learn, learnSeeds: *learnSeeds, linkSeeds: *linkSeeds, python: *python, learnScript: *script}
 	var err error
+	if p.learnKs, err = ints("-learning_ks", *learnKs, 2); err != nil {
+		return p, err
+	}
+	if p.epsilons, err = floats("-epsilons", *epsilons); err != nil {
+		return p, err
+	}
 	if p.ks, err = ints("-ks", *ks, 2); err != nil {
 		return p, err
 	}
@@ -125,6 +145,19 @@ func ints(flagName, s string, min int) ([]int, error) {
 		x, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || x < min {
 			return nil, &usageError{fmt.Sprintf("%s: %q is not an integer ≥ %d", flagName, f, min)}
+		}
+		xs = append(xs, x)
+	}
+	return xs, nil
+}
+
+// floats parses a comma list of positive finite numbers.
+func floats(flagName, s string) ([]float64, error) {
+	var xs []float64
+	for _, f := range strings.Split(s, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(x > 0) || math.IsInf(x, 0) {
+			return nil, &usageError{fmt.Sprintf("%s: %q is not a positive number", flagName, f)}
 		}
 		xs = append(xs, x)
 	}

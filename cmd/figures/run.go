@@ -22,6 +22,15 @@ type params struct {
 	chunks   []int    // Required with pipeline: chunk sizes, each ≥ 2·pipelineK.
 	replot   bool     // Optional: draw from out/figures.json, measure nothing.
 	reuse    bool     // Optional: keep out/figures.json's other data sets.
+	// The learning experiment (learning.go), run when learning is set;
+	// otherwise out/figures.json's values are kept.
+	learning    bool      // Optional: run it (slow; needs python with scikit-learn).
+	learnKs     []int     // Required with learning: k values, each ≥ 2.
+	learnSeeds  int       // Required with learning, ≥ 2: seeds per point.
+	epsilons    []float64 // Required with learning: ε values of node DP, each positive; learnEpsilon among them.
+	linkSeeds   int       // Optional: solver seeds per link-prediction point; 0 skips it.
+	python      string    // Required with learning: the python that runs learnScript.
+	learnScript string    // Required with learning: scripts/learn/learn.py.
 }
 
 func (p params) check() error {
@@ -32,6 +41,15 @@ func (p params) check() error {
 		if !slices.Contains(experiment.Names, n) {
 			return &usageError{fmt.Sprintf("-datasets: unknown data set %q (want some of %v)", n, experiment.Names)}
 		}
+	}
+	if p.learning && p.learnSeeds < 2 {
+		return &usageError{fmt.Sprintf("-learning_seeds = %d, must be at least 2 (for a confidence interval)", p.learnSeeds)}
+	}
+	if p.learning && !slices.Contains(p.epsilons, learnEpsilon) {
+		return &usageError{fmt.Sprintf("-epsilons must hold %d (the node-DP line of the k figure)", learnEpsilon)}
+	}
+	if p.linkSeeds < 0 {
+		return &usageError{fmt.Sprintf("-link_seeds = %d, must be at least 0", p.linkSeeds)}
 	}
 	if st, err := os.Stat(p.out); err != nil || !st.IsDir() {
 		return &usageError{fmt.Sprintf("-out %s: not a directory", p.out)}
@@ -45,6 +63,9 @@ type results struct {
 	Seeds  int         `json:"sbm_seeds"`
 	Sets   []setResult `json:"datasets"`
 	Chunks *chunkSweep `json:"dblp_chunks,omitempty"`
+	// Learning is the learning experiment (-learning), kept from the
+	// previous figures.json when it is not run.
+	Learning *learning `json:"learning,omitempty"`
 }
 
 // run measures (or with replot reads) the results, draws the figures and
@@ -79,7 +100,7 @@ func run(p params, stdout, stderr io.Writer) error {
 // chunk sweep kept when it is not run.
 func measure(p params, prev results, stderr io.Writer) (results, error) {
 	src := experiment.Source{Raw: p.raw}
-	res := results{Ks: p.ks, Seeds: p.seeds, Chunks: prev.Chunks}
+	res := results{Ks: p.ks, Seeds: p.seeds, Chunks: prev.Chunks, Learning: prev.Learning}
 	for _, name := range experiment.Names {
 		if !slices.Contains(p.names, name) {
 			if i := slices.IndexFunc(prev.Sets, func(s setResult) bool { return s.Name == name }); p.reuse && i >= 0 {
@@ -100,6 +121,13 @@ func measure(p params, prev results, stderr io.Writer) (results, error) {
 			return res, err
 		}
 		res.Sets = append(res.Sets, s)
+	}
+	if p.learning {
+		l, err := measureLearning(p, stderr)
+		if err != nil {
+			return res, err
+		}
+		res.Learning = l
 	}
 	if p.pipeline {
 		sweep, err := sweepChunks(src, p, res.Sets, stderr)
@@ -125,6 +153,11 @@ func drawAll(res results, dir string, stdout io.Writer) error {
 			return err
 		}
 		if err := save(drawEpsilonDensity(res.Sets), filepath.Join(dir, "epsilon-density.png"), stdout); err != nil {
+			return err
+		}
+	}
+	if res.Learning != nil {
+		if err := drawLearningFigures(res.Learning, dir, stdout); err != nil {
 			return err
 		}
 	}

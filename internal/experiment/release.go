@@ -17,6 +17,8 @@ import (
 type Outcome struct {
 	// Report is verify.Check's (verify.Measure's for randomized response).
 	Report *smoothanonpb.RunReport
+	// Release is the verified release: the input's users in its row order.
+	Release *matrix.Matrix
 	// Clusters is the number of clusters or partitions, −1 for none.
 	Clusters int64
 	// Seconds is the time the method took, verification excluded.
@@ -43,7 +45,7 @@ func Solve(ctx context.Context, m *matrix.Matrix, p solver.Params) (Outcome, err
 		return Outcome{}, err
 	}
 	rep, err := checked(fmt.Sprintf("%s %s k=%d", p.Variant, p.Mode, p.K), m, res.Release, &verify.Params{K: p.K, Mode: p.Mode})
-	return Outcome{Report: rep, Clusters: res.Info.Clusters, Seconds: el}, err
+	return Outcome{Report: rep, Release: res.Release, Clusters: res.Info.Clusters, Seconds: el}, err
 }
 
 // Mondrian runs the Mondrian baseline on m and checks the release with
@@ -56,7 +58,7 @@ func Mondrian(ctx context.Context, m *matrix.Matrix, k int) (Outcome, error) {
 		return Outcome{}, err
 	}
 	rep, err := checked(fmt.Sprintf("mondrian k=%d", k), m, res.Release, &verify.Params{K: k, Mode: matrix.NonSmooth})
-	return Outcome{Report: rep, Clusters: res.Info.Partitions, Seconds: el}, err
+	return Outcome{Report: rep, Release: res.Release, Clusters: res.Info.Partitions, Seconds: el}, err
 }
 
 // RandomizedResponse runs randomized response on m and measures the release
@@ -71,7 +73,7 @@ func RandomizedResponse(ctx context.Context, m *matrix.Matrix, p baseline.RRPara
 		return Outcome{}, err
 	}
 	rep, err := checked(fmt.Sprintf("%s ε=%g", p.Level.Method(), p.Epsilon), m, res.Release, nil)
-	return Outcome{Report: rep, Clusters: -1, Seconds: el}, err
+	return Outcome{Report: rep, Release: res.Release, Clusters: -1, Seconds: el}, err
 }
 
 // checked is verify.Check's report for params p, verify.Measure's when p is
