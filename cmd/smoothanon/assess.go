@@ -64,6 +64,7 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	input := fs.String("input", "", "input Parquet, as run reads it: file, directory, glob or comma list; local or gs://, s3:// (required)")
 	layout := layoutFlags(fs.FlagSet)
 	report := fs.String("report", "", "write the assessment (JSON) here, local or gs://, s3://; - for stdout. It describes the private input: keep it with the input")
+	plotPath := fs.String("plot", "", "also draw the predicted Jaccard vs k of each mode, with its interval, as a PNG here (a .png name), local or gs://, s3://")
 	sampleRows := fs.Int("sample_rows", 200_000, "rows the price is computed from, evenly spaced among 4 times as many read from 64 places of the input's files and row groups (the risk is of all rows read); the cost does not grow past it (at least 1000)")
 	fs.in(groupPrivacy)
 	ksFlag := fs.String("k", "2,4,8,16,32", "comma list of the k to price and to count the users below")
@@ -102,7 +103,7 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	if err := checkAssessReport(*report, in.Files); err != nil {
+	if err := checkAssessOutputs(*report, *plotPath, in.Files); err != nil {
 		return err
 	}
 	p := pipeline.Params{Input: *input, Layout: in.Layout, Solver: *sp, AutoStart: *autoStart, Key: *chunkKey}
@@ -149,6 +150,15 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	printAssess(stdout, &rep)
+	if *plotPath != "" {
+		png, err := plotPrice(&rep)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(*plotPath, png); err != nil {
+			return usageErr("--plot %s: %v", *plotPath, err)
+		}
+	}
 	if *report == "" {
 		return nil
 	}
@@ -176,21 +186,31 @@ func readMatrix(rows [][]uint32) *matrix.Matrix {
 	return m
 }
 
-// checkAssessReport refuses a --report that would replace an input file
-// or be read as input by the next run (a .parquet name).
-func checkAssessReport(report string, files []string) error {
-	if report == "" || report == "-" {
-		return nil
+// checkAssessOutputs refuses a --report or --plot that would replace an
+// input file, be read as input by the next run (a .parquet name), or be
+// the other; a --plot that is not a .png name.
+func checkAssessOutputs(report, plotPath string, files []string) error {
+	if plotPath != "" && !strings.HasSuffix(plotPath, ".png") {
+		return usageErr("--plot %s: want a .png name (the plot is a PNG)", plotPath)
 	}
-	if strings.HasSuffix(report, ".parquet") {
-		return usageErr("--report %s: a .parquet name would be read as input; the report is JSON", report)
+	if plotPath != "" && storage.Clean(plotPath) == storage.Clean(report) {
+		return usageErr("--plot %s is also --report", plotPath)
 	}
-	if err := storage.CheckLiteral(report); err != nil {
-		return usageErr("--report %v", err)
-	}
-	for _, f := range files {
-		if storage.Clean(f) == storage.Clean(report) {
-			return usageErr("--report %s is an input file", report)
+	for _, o := range [][2]string{{"--report", report}, {"--plot", plotPath}} {
+		flagName, path := o[0], o[1]
+		if path == "" || path == "-" {
+			continue
+		}
+		if strings.HasSuffix(path, ".parquet") {
+			return usageErr("%s %s: a .parquet name would be read as input", flagName, path)
+		}
+		if err := storage.CheckLiteral(path); err != nil {
+			return usageErr("%s %v", flagName, err)
+		}
+		for _, f := range files {
+			if storage.Clean(f) == storage.Clean(path) {
+				return usageErr("%s %s is an input file", flagName, path)
+			}
 		}
 	}
 	return nil

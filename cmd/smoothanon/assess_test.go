@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,9 +19,18 @@ func TestAssess(t *testing.T) {
 		t.Fatalf("gen: exit %d: %s", code, stderr)
 	}
 	rep := filepath.Join(dir, "assess.json")
-	code, stdout, stderr := genCLI("assess", "--input", in, "--k", "8,4", "--mode", "smooth", "--chunk_size", "2000", "--seed", "1", "--report", rep)
+	plotPath := filepath.Join(dir, "price.png")
+	code, stdout, stderr := genCLI("assess", "--input", in, "--k", "8,4", "--mode", "smooth", "--chunk_size", "2000", "--seed", "1", "--report", rep, "--plot", plotPath)
 	if code != 0 {
 		t.Fatalf("assess: exit %d: %s", code, stderr)
+	}
+	if f, err := os.Open(plotPath); err != nil {
+		t.Error(err)
+	} else {
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("--plot: %v", err)
+		}
+		f.Close()
 	}
 	for _, want := range []string{"6000 users (list form)", "exact: the sample is the whole input", "unique feature sets", "fewer than 8 users", "Jaccard"} {
 		if !strings.Contains(stdout, want) {
@@ -100,6 +110,9 @@ func TestAssessRefused(t *testing.T) {
 		"chunk below 2k":    {[]string{"--input", in, "--k", "8", "--chunk_size", "10"}, "--chunk_size=10"},
 		"report on input":   {[]string{"--input", in, "--report", in}, ".parquet name"},
 		"report is input":   {[]string{"--input", dir, "--report", filepath.Join(dir, "in.parquet.json"), "--k", "2"}, ""},
+		"plot not png":      {[]string{"--input", in, "--plot", filepath.Join(dir, "price.jpg")}, "want a .png name"},
+		"plot is report":    {[]string{"--input", in, "--plot", filepath.Join(dir, "p.png"), "--report", filepath.Join(dir, "p.png")}, "--plot " + filepath.Join(dir, "p.png") + " is also --report"},
+		"plot in no dir":    {[]string{"--input", in, "--k", "2", "--plot", filepath.Join(dir, "none", "p.png")}, "--plot"},
 	} {
 		code, _, stderr := genCLI(append([]string{"assess"}, c.args...)...)
 		if c.msg == "" {
