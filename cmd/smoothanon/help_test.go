@@ -57,7 +57,7 @@ func TestHelpGrouped(t *testing.T) {
 			groupGate:    {"min_jaccard", "max_suppressed", "max_created", "max_drift", "previous_report"},
 		}},
 		{"assess", []string{groupIO, groupPrivacy, groupSolver, groupPipeline}, map[string][]string{
-			groupIO:       {"input", "input_shape", "user_column", "feature_column", "feature_values", "report", "sample_rows"},
+			groupIO:       {"input", "input_shape", "user_column", "feature_column", "feature_values", "report", "plot", "sample_rows"},
 			groupPrivacy:  {"k", "mode"},
 			groupSolver:   {"seed", "variant", "search", "start", "beta", "restarts", "workers"},
 			groupPipeline: {"chunk_size", "chunk_key", "spectral_iterations", "pool_share"},
