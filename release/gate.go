@@ -32,7 +32,9 @@ type Gate struct {
 	// against the report at Previous. Optional; ≥ 0; requires Previous.
 	MaxDrift *float64
 	// Previous is the previous run's report (--metrics_out of the night
-	// before), read when the run begins. Required with MaxDrift. If it
+	// before), read when the run begins: the report's Drift compares the
+	// two, and MaxDrift is checked against it. Optional; required with
+	// MaxDrift. If it
 	// does not exist (a first night) or holds no figures (a run that
 	// stopped before verifying), drift is not checked and the report
 	// says so. A report of a night that published nothing but has its
@@ -72,8 +74,6 @@ func (g Gate) Check() error {
 	switch {
 	case g.MaxDrift != nil && g.Previous == "":
 		return errors.New("--max_drift needs --previous_report, the report to measure the drift against")
-	case g.MaxDrift == nil && g.Previous != "":
-		return errors.New("--previous_report is read for --max_drift only; set both or neither")
 	}
 	return nil
 }

@@ -171,7 +171,8 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 	return r, nil
 }
 
-// readPrevious reads the gate's previous report, when it has one.
+// readPrevious reads the previous report, when the plan names one: the
+// gate's drift and the report's Drift measure against it.
 func (r *Run) readPrevious(ctx context.Context) error {
 	if r.plan.Gate.Previous == "" {
 		return nil
@@ -435,6 +436,10 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 		missed = r.plan.Gate.missed(rep, r.prev)
 	}
 	r.plan.Gate.record(rep, r.prev, r.unchecked, missed)
+	if r.prev != nil && o.Report != nil {
+		rep.Drift = driftOf(rep, r.prev, r.plan.Gate.Previous)
+		r.note("%s", driftLine(rep.Drift))
+	}
 	if len(missed) > 0 {
 		why = &GateError{Missed: missed}
 	}

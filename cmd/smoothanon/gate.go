@@ -29,7 +29,7 @@ func addGateFlags(fs *groupedFlags) *gateFlags {
 	fs.Var(&g.maxSuppressed, "max_suppressed", "publish only if at most this `fraction` of the input's entries is suppressed")
 	fs.Var(&g.maxCreated, "max_created", "publish only if at most this `fraction` of the input's entries is created")
 	fs.Var(&g.maxDrift, "max_drift", "publish only if Jaccard, suppressed and created each moved at most this `fraction` (0..1) since --previous_report")
-	g.previous = fs.String("previous_report", "", "the report to measure --max_drift against, e.g. the night before's --metrics_out (run: {date-1} allowed); missing: drift not checked, and said so")
+	g.previous = fs.String("previous_report", "", "the previous run's report, e.g. the night before's --metrics_out (run: {date-1} allowed): the report's drift section says what moved since, and --max_drift is checked against it; missing: drift not checked, and said so")
 	return g
 }
 

@@ -108,6 +108,30 @@ func TestQualityGate(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(d, "rel-2026-11-03")); err == nil {
 		t.Error("third night published")
 	}
+	// Each night's report says what moved since the one before.
+	drift := func(date string) map[string]any {
+		dr, _ := report(filepath.Join(d, "report-"+date+".json"))["drift"].(map[string]any)
+		return dr
+	}
+	if dr := drift("2026-11-03"); dr["previous_date"] != "2026-11-02" || len(dr["figures"].([]any)) < 9 {
+		t.Errorf("third night's drift: %v", dr)
+	} else if f := dr["figures"].([]any)[3].(map[string]any); f["name"] != "jaccard" || f["previous"] != first {
+		t.Errorf("third night's drift of the Jaccard: %v, want previous %v", f, first)
+	}
+	if dr := drift("2026-11-01"); dr != nil {
+		t.Errorf("first night has a drift: %v", dr)
+	}
+	// --previous_report alone: the drift is reported, nothing is refused
+	// for it (the fourth night follows the refused third, whose report
+	// holds its figures).
+	code, _, stderr := cli("run", "--input", in, "--output", filepath.Join(d, "rel-{date}"), "--k", "4", "--chunk_size", "40",
+		"--date", "2026-11-04", "--metrics_out", filepath.Join(d, "report-{date}.json"), "--previous_report", filepath.Join(d, "report-{date-1}.json"))
+	if code != 0 || !strings.Contains(stderr, "since 2026-11-03") || !strings.Contains(stderr, "jaccard") {
+		t.Errorf("fourth night, drift reported only: exit %d: %s", code, stderr)
+	}
+	if r := report(filepath.Join(d, "report-2026-11-04.json")); r["quality_gate"] != nil || r["drift"] == nil {
+		t.Errorf("fourth night: gate %v, drift %v; want no gate and a drift", r["quality_gate"], r["drift"])
+	}
 
 	for _, c := range []struct {
 		args []string
@@ -116,7 +140,6 @@ func TestQualityGate(t *testing.T) {
 		{[]string{"--min_jaccard", "2"}, "--min_jaccard 2: want a fraction"},
 		{[]string{"--max_created", "-1"}, "--max_created -1"},
 		{[]string{"--max_drift", "0.1"}, "--max_drift needs --previous_report"},
-		{[]string{"--previous_report", "x.json"}, "for --max_drift only"},
 		{[]string{"--min_jaccard", "high"}, "invalid value"},
 	} {
 		for _, cmd := range []string{"run", "solve"} {

@@ -753,6 +753,10 @@ type RunReport struct {
 	// The quality gate the release was held to (--min_jaccard and the
 	// others); unset when the run had none.
 	QualityGate *QualityGate `protobuf:"bytes,35,opt,name=quality_gate,json=qualityGate,proto3" json:"quality_gate,omitempty"`
+	// What moved since the previous report (--previous_report); unset
+	// without one, or when it had no figures. Private, like the figures it
+	// compares.
+	Drift *Drift `protobuf:"bytes,36,opt,name=drift,proto3" json:"drift,omitempty"`
 	// How the input was read: its shape and columns.
 	Input    *InputInfo    `protobuf:"bytes,40,opt,name=input,proto3" json:"input,omitempty"`
 	Solve    *SolveInfo    `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
@@ -1016,6 +1020,13 @@ func (x *RunReport) GetKeyFingerprint() string {
 func (x *RunReport) GetQualityGate() *QualityGate {
 	if x != nil {
 		return x.QualityGate
+	}
+	return nil
+}
+
+func (x *RunReport) GetDrift() *Drift {
+	if x != nil {
+		return x.Drift
 	}
 	return nil
 }
@@ -1607,6 +1618,162 @@ func (x *QualityGate) GetMissed() []string {
 	return nil
 }
 
+// Drift compares a run's report with the previous run's (the night
+// before's --metrics_out, read from --previous_report): each figure in
+// both, and the features whose loss changed.
+type Drift struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	PreviousReport string                 `protobuf:"bytes,1,opt,name=previous_report,json=previousReport,proto3" json:"previous_report,omitempty"`
+	PreviousDate   string                 `protobuf:"bytes,2,opt,name=previous_date,json=previousDate,proto3" json:"previous_date,omitempty"`      // the previous report's date; "" when it had none
+	PreviousRunId  string                 `protobuf:"bytes,3,opt,name=previous_run_id,json=previousRunId,proto3" json:"previous_run_id,omitempty"` // "" when it had none
+	// The figures in a fixed order: rows, entries_in, entries_out, jaccard,
+	// suppressed_fraction, created_fraction, classes, min_class,
+	// mean_class (rows per class), and with feature accounting in both
+	// reports features (held), features_released and features_lost.
+	Figures []*FigureChange `protobuf:"bytes,4,rep,name=figures,proto3" json:"figures,omitempty"`
+	// Of the lost features both reports list (features.input.lost_most_held,
+	// at most its list_size each), those listed now and not then, and those
+	// listed then and not now: a lost feature below either list's cut is
+	// not seen.
+	NewlyLost     []*FeatureCount `protobuf:"bytes,5,rep,name=newly_lost,json=newlyLost,proto3" json:"newly_lost,omitempty"`
+	NoLongerLost  []*FeatureCount `protobuf:"bytes,6,rep,name=no_longer_lost,json=noLongerLost,proto3" json:"no_longer_lost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Drift) Reset() {
+	*x = Drift{}
+	mi := &file_proto_smoothanon_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Drift) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Drift) ProtoMessage() {}
+
+func (x *Drift) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Drift.ProtoReflect.Descriptor instead.
+func (*Drift) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Drift) GetPreviousReport() string {
+	if x != nil {
+		return x.PreviousReport
+	}
+	return ""
+}
+
+func (x *Drift) GetPreviousDate() string {
+	if x != nil {
+		return x.PreviousDate
+	}
+	return ""
+}
+
+func (x *Drift) GetPreviousRunId() string {
+	if x != nil {
+		return x.PreviousRunId
+	}
+	return ""
+}
+
+func (x *Drift) GetFigures() []*FigureChange {
+	if x != nil {
+		return x.Figures
+	}
+	return nil
+}
+
+func (x *Drift) GetNewlyLost() []*FeatureCount {
+	if x != nil {
+		return x.NewlyLost
+	}
+	return nil
+}
+
+func (x *Drift) GetNoLongerLost() []*FeatureCount {
+	if x != nil {
+		return x.NoLongerLost
+	}
+	return nil
+}
+
+// FigureChange is one figure of the previous report and of this one.
+type FigureChange struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"` // as in the report: "rows", "jaccard", ...
+	Previous      float64                `protobuf:"fixed64,2,opt,name=previous,proto3" json:"previous,omitempty"`
+	Now           float64                `protobuf:"fixed64,3,opt,name=now,proto3" json:"now,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FigureChange) Reset() {
+	*x = FigureChange{}
+	mi := &file_proto_smoothanon_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FigureChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FigureChange) ProtoMessage() {}
+
+func (x *FigureChange) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FigureChange.ProtoReflect.Descriptor instead.
+func (*FigureChange) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *FigureChange) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FigureChange) GetPrevious() float64 {
+	if x != nil {
+		return x.Previous
+	}
+	return 0
+}
+
+func (x *FigureChange) GetNow() float64 {
+	if x != nil {
+		return x.Now
+	}
+	return 0
+}
+
 // InputInfo says how an input was read (--input_shape, --user_column,
 // --feature_column, --feature_values as resolved from the files' schema).
 type InputInfo struct {
@@ -1624,7 +1791,7 @@ type InputInfo struct {
 
 func (x *InputInfo) Reset() {
 	*x = InputInfo{}
-	mi := &file_proto_smoothanon_proto_msgTypes[14]
+	mi := &file_proto_smoothanon_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1803,7 @@ func (x *InputInfo) String() string {
 func (*InputInfo) ProtoMessage() {}
 
 func (x *InputInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[14]
+	mi := &file_proto_smoothanon_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1816,7 @@ func (x *InputInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputInfo.ProtoReflect.Descriptor instead.
 func (*InputInfo) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{14}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *InputInfo) GetShape() string {
@@ -1776,7 +1943,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"partitions\x18\a \x01(\x03R\n" +
 	"partitions\x12B\n" +
 	"\x0epartition_size\x18\b \x01(\v2\x1b.smoothanon.v1.DistributionR\rpartitionSize\x12\x18\n" +
-	"\aseconds\x18\t \x01(\x01R\aseconds\"\xc1\n" +
+	"\aseconds\x18\t \x01(\x01R\aseconds\"\xed\n" +
 	"\n" +
 	"\tRunReport\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\f\n" +
@@ -1817,7 +1984,8 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x06run_id\x18\x1d \x01(\tR\x05runId\x12\x16\n" +
 	"\x06output\x18! \x01(\tR\x06output\x12'\n" +
 	"\x0fkey_fingerprint\x18\" \x01(\tR\x0ekeyFingerprint\x12=\n" +
-	"\fquality_gate\x18# \x01(\v2\x1a.smoothanon.v1.QualityGateR\vqualityGate\x12.\n" +
+	"\fquality_gate\x18# \x01(\v2\x1a.smoothanon.v1.QualityGateR\vqualityGate\x12*\n" +
+	"\x05drift\x18$ \x01(\v2\x14.smoothanon.v1.DriftR\x05drift\x12.\n" +
 	"\x05input\x18( \x01(\v2\x18.smoothanon.v1.InputInfoR\x05input\x12.\n" +
 	"\x05solve\x18\x1e \x01(\v2\x18.smoothanon.v1.SolveInfoR\x05solve\x127\n" +
 	"\bpipeline\x18\x1f \x01(\v2\x1b.smoothanon.v1.PipelineInfoR\bpipeline\x127\n" +
@@ -1878,7 +2046,19 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x0f_max_suppressedB\x0e\n" +
 	"\f_max_createdB\f\n" +
 	"\n" +
-	"_max_drift\"\xe3\x01\n" +
+	"_max_drift\"\xb3\x02\n" +
+	"\x05Drift\x12'\n" +
+	"\x0fprevious_report\x18\x01 \x01(\tR\x0epreviousReport\x12#\n" +
+	"\rprevious_date\x18\x02 \x01(\tR\fpreviousDate\x12&\n" +
+	"\x0fprevious_run_id\x18\x03 \x01(\tR\rpreviousRunId\x125\n" +
+	"\afigures\x18\x04 \x03(\v2\x1b.smoothanon.v1.FigureChangeR\afigures\x12:\n" +
+	"\n" +
+	"newly_lost\x18\x05 \x03(\v2\x1b.smoothanon.v1.FeatureCountR\tnewlyLost\x12A\n" +
+	"\x0eno_longer_lost\x18\x06 \x03(\v2\x1b.smoothanon.v1.FeatureCountR\fnoLongerLost\"P\n" +
+	"\fFigureChange\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
+	"\bprevious\x18\x02 \x01(\x01R\bprevious\x12\x10\n" +
+	"\x03now\x18\x03 \x01(\x01R\x03now\"\xe3\x01\n" +
 	"\tInputInfo\x12\x14\n" +
 	"\x05shape\x18\x01 \x01(\tR\x05shape\x12\x1f\n" +
 	"\vuser_column\x18\x02 \x01(\tR\n" +
@@ -1901,7 +2081,7 @@ func file_proto_smoothanon_proto_rawDescGZIP() []byte {
 	return file_proto_smoothanon_proto_rawDescData
 }
 
-var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_proto_smoothanon_proto_goTypes = []any{
 	(*Row)(nil),                   // 0: smoothanon.v1.Row
 	(*Distribution)(nil),          // 1: smoothanon.v1.Distribution
@@ -1917,43 +2097,49 @@ var file_proto_smoothanon_proto_goTypes = []any{
 	(*FeatureCount)(nil),          // 11: smoothanon.v1.FeatureCount
 	(*FeatureReleased)(nil),       // 12: smoothanon.v1.FeatureReleased
 	(*QualityGate)(nil),           // 13: smoothanon.v1.QualityGate
-	(*InputInfo)(nil),             // 14: smoothanon.v1.InputInfo
-	nil,                           // 15: smoothanon.v1.PipelineInfo.CountersEntry
-	nil,                           // 16: smoothanon.v1.PipelineInfo.DistributionsEntry
+	(*Drift)(nil),                 // 14: smoothanon.v1.Drift
+	(*FigureChange)(nil),          // 15: smoothanon.v1.FigureChange
+	(*InputInfo)(nil),             // 16: smoothanon.v1.InputInfo
+	nil,                           // 17: smoothanon.v1.PipelineInfo.CountersEntry
+	nil,                           // 18: smoothanon.v1.PipelineInfo.DistributionsEntry
 }
 var file_proto_smoothanon_proto_depIdxs = []int32{
 	1,  // 0: smoothanon.v1.SolveInfo.cluster_size:type_name -> smoothanon.v1.Distribution
 	1,  // 1: smoothanon.v1.PipelineInfo.chunk_rows:type_name -> smoothanon.v1.Distribution
-	15, // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
-	16, // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
+	17, // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
+	18, // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
 	5,  // 4: smoothanon.v1.PipelineInfo.chunk_key_auto:type_name -> smoothanon.v1.ChunkKeyAuto
 	4,  // 5: smoothanon.v1.PipelineInfo.pool:type_name -> smoothanon.v1.PoolInfo
 	1,  // 6: smoothanon.v1.BaselineInfo.partition_size:type_name -> smoothanon.v1.Distribution
 	1,  // 7: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
 	13, // 8: smoothanon.v1.RunReport.quality_gate:type_name -> smoothanon.v1.QualityGate
-	14, // 9: smoothanon.v1.RunReport.input:type_name -> smoothanon.v1.InputInfo
-	2,  // 10: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
-	3,  // 11: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
-	6,  // 12: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
-	8,  // 13: smoothanon.v1.RunReport.features:type_name -> smoothanon.v1.FeatureAccounting
-	9,  // 14: smoothanon.v1.FeatureAccounting.input:type_name -> smoothanon.v1.FeatureInputFigures
-	10, // 15: smoothanon.v1.FeatureAccounting.release:type_name -> smoothanon.v1.FeatureReleaseFigures
-	1,  // 16: smoothanon.v1.FeatureInputFigures.held:type_name -> smoothanon.v1.Distribution
-	1,  // 17: smoothanon.v1.FeatureInputFigures.suppressed:type_name -> smoothanon.v1.Distribution
-	1,  // 18: smoothanon.v1.FeatureInputFigures.created:type_name -> smoothanon.v1.Distribution
-	11, // 19: smoothanon.v1.FeatureInputFigures.most_held:type_name -> smoothanon.v1.FeatureCount
-	11, // 20: smoothanon.v1.FeatureInputFigures.most_suppressed:type_name -> smoothanon.v1.FeatureCount
-	11, // 21: smoothanon.v1.FeatureInputFigures.most_created:type_name -> smoothanon.v1.FeatureCount
-	11, // 22: smoothanon.v1.FeatureInputFigures.lost_most_held:type_name -> smoothanon.v1.FeatureCount
-	1,  // 23: smoothanon.v1.FeatureReleaseFigures.released:type_name -> smoothanon.v1.Distribution
-	12, // 24: smoothanon.v1.FeatureReleaseFigures.most_released:type_name -> smoothanon.v1.FeatureReleased
-	12, // 25: smoothanon.v1.FeatureReleaseFigures.least_released:type_name -> smoothanon.v1.FeatureReleased
-	1,  // 26: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	14, // 9: smoothanon.v1.RunReport.drift:type_name -> smoothanon.v1.Drift
+	16, // 10: smoothanon.v1.RunReport.input:type_name -> smoothanon.v1.InputInfo
+	2,  // 11: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
+	3,  // 12: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
+	6,  // 13: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
+	8,  // 14: smoothanon.v1.RunReport.features:type_name -> smoothanon.v1.FeatureAccounting
+	9,  // 15: smoothanon.v1.FeatureAccounting.input:type_name -> smoothanon.v1.FeatureInputFigures
+	10, // 16: smoothanon.v1.FeatureAccounting.release:type_name -> smoothanon.v1.FeatureReleaseFigures
+	1,  // 17: smoothanon.v1.FeatureInputFigures.held:type_name -> smoothanon.v1.Distribution
+	1,  // 18: smoothanon.v1.FeatureInputFigures.suppressed:type_name -> smoothanon.v1.Distribution
+	1,  // 19: smoothanon.v1.FeatureInputFigures.created:type_name -> smoothanon.v1.Distribution
+	11, // 20: smoothanon.v1.FeatureInputFigures.most_held:type_name -> smoothanon.v1.FeatureCount
+	11, // 21: smoothanon.v1.FeatureInputFigures.most_suppressed:type_name -> smoothanon.v1.FeatureCount
+	11, // 22: smoothanon.v1.FeatureInputFigures.most_created:type_name -> smoothanon.v1.FeatureCount
+	11, // 23: smoothanon.v1.FeatureInputFigures.lost_most_held:type_name -> smoothanon.v1.FeatureCount
+	1,  // 24: smoothanon.v1.FeatureReleaseFigures.released:type_name -> smoothanon.v1.Distribution
+	12, // 25: smoothanon.v1.FeatureReleaseFigures.most_released:type_name -> smoothanon.v1.FeatureReleased
+	12, // 26: smoothanon.v1.FeatureReleaseFigures.least_released:type_name -> smoothanon.v1.FeatureReleased
+	15, // 27: smoothanon.v1.Drift.figures:type_name -> smoothanon.v1.FigureChange
+	11, // 28: smoothanon.v1.Drift.newly_lost:type_name -> smoothanon.v1.FeatureCount
+	11, // 29: smoothanon.v1.Drift.no_longer_lost:type_name -> smoothanon.v1.FeatureCount
+	1,  // 30: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
+	31, // [31:31] is the sub-list for method output_type
+	31, // [31:31] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_proto_smoothanon_proto_init() }
@@ -1968,7 +2154,7 @@ func file_proto_smoothanon_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_smoothanon_proto_rawDesc), len(file_proto_smoothanon_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
