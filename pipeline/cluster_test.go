@@ -152,11 +152,11 @@ func TestFlinkCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, wb := *jobopts.EnvironmentConfig, *jobopts.WorkerBinary
-	// Workers exit after 15 s without an instruction (process-boot.sh's
-	// default is 5m): the bound on the runner's failover leak this test
-	// waits for.
-	*jobopts.EnvironmentConfig = fmt.Sprintf(`{"command": %q, "env": {"BEAM_GO_BOOT": %q, %q: "15s"}}`,
-		wrapper, boot, workerexit.IdleExitEnv)
+	// Workers exit after 15 s without an instruction, or with a bundle
+	// stalled (process-boot.sh's defaults are 5m and 30m): the bound on
+	// the runner's failover leaks this test waits for.
+	*jobopts.EnvironmentConfig = fmt.Sprintf(`{"command": %q, "env": {"BEAM_GO_BOOT": %q, %q: "15s", %q: "15s"}}`,
+		wrapper, boot, workerexit.IdleExitEnv, workerexit.StallExitEnv)
 	*jobopts.WorkerBinary = worker
 	defer func() { *jobopts.EnvironmentConfig, *jobopts.WorkerBinary = cfg, wb }()
 
@@ -213,8 +213,8 @@ func TestFlinkCluster(t *testing.T) {
 }
 
 // leakWait is how long after the job with the lost TaskManager its boot
-// loaders and workers may still run: the workers' idle exit (15 s, set in
-// the environment) after their last bundle, plus the boot loader's exit
+// loaders and workers may still run: the workers' idle or stall exit (15 s
+// each, set in the environment) after their last bundle or message, plus the boot loader's exit
 // (seen to take up to ~15 s), and under the 2 minutes a boot loader of the
 // killed TaskManager waits for its dead provisioning endpoint without
 // process-boot.sh's parent watch.

@@ -283,9 +283,10 @@ func TestFlinkHosts(t *testing.T) {
 	marker := processMarker(t)
 	c := &netnsCluster{dir: filepath.Join(dir, "hosts"), env: append(os.Environ(),
 		"BIN="+bin, "MARKER="+marker, "FAKE_GCS="+fakeGCS, fmt.Sprintf("HOSTS_OWNER=%d", os.Getpid()),
-		// Workers exit after 15 s without an instruction: the bound on
-		// the runner's failover leak (TestFlinkCluster).
-		"IDLE_EXIT=15s")}
+		// Workers exit after 15 s without an instruction, or with a
+		// bundle stalled: the bound on the runner's failover leaks
+		// (TestFlinkCluster).
+		"IDLE_EXIT=15s", "STALL_EXIT=15s")}
 	c.deadline, _ = t.Deadline()
 	killed := "" // the host whose TaskManager was killed
 	t.Cleanup(func() { c.teardown(t, marker, killed) })

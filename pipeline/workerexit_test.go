@@ -31,12 +31,16 @@ const workerParentEnv = "SMOOTHANON_TEST_WORKER_PARENT"
 // fakeFnAPI is a runner's Fn API control and logging service for one
 // worker: Control tells connected about the stream, holds it open until
 // release is closed, then ends it with result (nil: a clean end of stream).
+// With bundle set, Control first sends a ProcessBundle whose descriptor
+// the worker then asks for and never gets until release: a bundle that
+// stays outstanding, as one of a cancelled attempt does.
 type fakeFnAPI struct {
 	fnpb.UnimplementedBeamFnControlServer
 	fnpb.UnimplementedBeamFnLoggingServer
 	connected chan struct{}
 	release   chan struct{}
 	result    error
+	bundle    bool
 }
 
 func (f *fakeFnAPI) Control(s fnpb.BeamFnControl_ControlServer) error {
@@ -44,11 +48,26 @@ func (f *fakeFnAPI) Control(s fnpb.BeamFnControl_ControlServer) error {
 	case f.connected <- struct{}{}:
 	default:
 	}
+	if f.bundle {
+		err := s.Send(&fnpb.InstructionRequest{InstructionId: "stalled-1", Request: &fnpb.InstructionRequest_ProcessBundle{
+			ProcessBundle: &fnpb.ProcessBundleRequest{ProcessBundleDescriptorId: "never-sent"}}})
+		if err != nil {
+			return err
+		}
+	}
 	select {
 	case <-f.release:
 	case <-s.Context().Done():
 	}
 	return f.result
+}
+
+func (f *fakeFnAPI) GetProcessBundleDescriptor(ctx context.Context, _ *fnpb.GetProcessBundleDescriptorRequest) (*fnpb.ProcessBundleDescriptor, error) {
+	select {
+	case <-f.release:
+	case <-ctx.Done():
+	}
+	return nil, status.Error(codes.Unavailable, "the fake runner never sends this descriptor")
 }
 
 func (f *fakeFnAPI) Logging(s fnpb.BeamFnLogging_LoggingServer) error {
@@ -270,4 +289,65 @@ func TestWorkerExitsWhenIdle(t *testing.T) {
 		t.Fatalf("worker still runs 30 s after connecting to an idle control stream\n%s", tail(b, 3000))
 	}
 	close(f.release)
+}
+
+// TestWorkerExitsWhenStalled sends the worker a bundle that then never
+// gets what it waits for (its descriptor), as the runner may leave a
+// bundle of a cancelled attempt: the idle exit alone must not end a
+// worker with a bundle outstanding, and with workerexit.StallExitEnv set
+// the worker must exit 0 soon after the stall time.
+func TestWorkerExitsWhenStalled(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stall string // StallExitEnv; "" leaves it unset
+		exits bool
+	}{
+		{"idle exit only", "", false},
+		{"stall exit", "4s", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeFnAPI(nil)
+			f.bundle = true
+			endpoint := serveFnAPI(t, f)
+			logPath := filepath.Join(t.TempDir(), "worker.log")
+			logFile, err := os.Create(logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer logFile.Close()
+			cmd := exec.Command(os.Args[0], workerArgs(endpoint)...)
+			cmd.Env = append(os.Environ(), workerexit.IdleExitEnv+"=2s")
+			if tc.stall != "" {
+				cmd.Env = append(cmd.Env, workerexit.StallExitEnv+"="+tc.stall)
+			}
+			cmd.Stdout, cmd.Stderr = logFile, logFile
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill() })
+			defer close(f.release)
+			waitConnected(t, f, logPath)
+			connected := time.Now()
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			select {
+			case err := <-exited:
+				b, _ := os.ReadFile(logPath)
+				if !tc.exits {
+					t.Fatalf("worker exited (%v) with a bundle outstanding and no stall exit\n%s", err, tail(b, 3000))
+				}
+				if err != nil || !strings.Contains(string(b), "an instruction outstanding") {
+					t.Fatalf("worker exit %v, want 0 after its stall message\n%s", err, tail(b, 3000))
+				}
+				if d := time.Since(connected); d < 3*time.Second {
+					t.Errorf("worker exited %v after connecting, before its stall time (4 s)", d)
+				}
+			case <-time.After(map[bool]time.Duration{false: 8 * time.Second, true: 30 * time.Second}[tc.exits]):
+				if tc.exits {
+					b, _ := os.ReadFile(logPath)
+					t.Fatalf("worker still runs 30 s after its bundle stalled\n%s", tail(b, 3000))
+				}
+			}
+		})
+	}
 }

@@ -19,7 +19,8 @@
 # makes it, and Beam's Go boot loader `boot`; the smoothanon binary is the
 # launcher and --worker_binary), TASKMANAGERS (2), MARKER (VAR=VALUE given to
 # every process started, e.g. for leak checks), IDLE_EXIT (the workers'
-# SMOOTHANON_WORKER_IDLE_EXIT; process-boot.sh's 5m by default), FAKE_GCS
+# SMOOTHANON_WORKER_IDLE_EXIT; process-boot.sh's 5m by default), STALL_EXIT
+# (SMOOTHANON_WORKER_STALL_EXIT; process-boot.sh's 30m by default), FAKE_GCS
 # (the fake-gcs-server binary: PATH, then $(go env GOPATH)/bin), HOSTS_OWNER
 # (hosts.sh: the hosts end when this PID exits; default the caller), and
 # cluster.sh's memory settings.
@@ -129,7 +130,7 @@ up) [ $# -eq 0 ] || usage; up ;;
 taskmanager) [ $# -eq 1 ] || usage; taskmanager "$1" ;;
 smoothanon) on launcher "${launcher_env[@]}" -- /srv/bin/smoothanon "$@" ;;
 run)
-	env_config="{\"command\":\"/srv/bin/process-boot.sh\",\"env\":{\"BEAM_GO_BOOT\":\"/srv/bin/boot\",\"STORAGE_EMULATOR_HOST\":\"$store\"${IDLE_EXIT:+,\"SMOOTHANON_WORKER_IDLE_EXIT\":\"$IDLE_EXIT\"}}}"
+	env_config="{\"command\":\"/srv/bin/process-boot.sh\",\"env\":{\"BEAM_GO_BOOT\":\"/srv/bin/boot\",\"STORAGE_EMULATOR_HOST\":\"$store\"${IDLE_EXIT:+,\"SMOOTHANON_WORKER_IDLE_EXIT\":\"$IDLE_EXIT\"}${STALL_EXIT:+,\"SMOOTHANON_WORKER_STALL_EXIT\":\"$STALL_EXIT\"}}}"
 	# --worker_binary is a bare name, run from its directory: Beam's job
 	# server (2.62) names the staged copy after the path as given and, with
 	# a "/" in it, never removes it from ARTIFACTS_DIR.

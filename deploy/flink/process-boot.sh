@@ -17,8 +17,12 @@ boot=${BEAM_GO_BOOT:-$(dirname "$0")/boot}
 # The Go worker exits after this long without an instruction on its control
 # stream (internal/workerexit): after a failover Beam's Flink runner may
 # never close an environment of the cancelled attempt on a surviving
-# TaskManager (docs/flink-cluster.md).
+# TaskManager (docs/flink-cluster.md). It also exits when a bundle stays
+# outstanding for the second time with no Fn API message and no CPU use:
+# one of the cancelled attempt the runner never feeds nor closes. Keep that
+# longer than any stage waits for its input.
 export SMOOTHANON_WORKER_IDLE_EXIT=${SMOOTHANON_WORKER_IDLE_EXIT:-5m}
+export SMOOTHANON_WORKER_STALL_EXIT=${SMOOTHANON_WORKER_STALL_EXIT:-30m}
 
 # ppid PID: the parent PID of PID, empty when PID is gone.
 ppid() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f2; }

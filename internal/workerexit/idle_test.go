@@ -1,6 +1,7 @@
 package workerexit
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,15 +27,72 @@ func TestIdleWatch(t *testing.T) {
 	}
 }
 
-func TestIdleTimeout(t *testing.T) {
+func TestTimeout(t *testing.T) {
 	for v, want := range map[string]time.Duration{"": 0, "0": 0, "5m": 5 * time.Minute, "1.5s": 1500 * time.Millisecond} {
-		if got, err := idleTimeout(v); err != nil || got != want {
-			t.Errorf("idleTimeout(%q) = %v, %v; want %v", v, got, err, want)
+		if got, err := timeout(StallExitEnv, v); err != nil || got != want {
+			t.Errorf("timeout(%q) = %v, %v; want %v", v, got, err, want)
 		}
 	}
 	for _, v := range []string{"5", "-1s", "soon"} {
-		if _, err := idleTimeout(v); err == nil {
-			t.Errorf("idleTimeout(%q): no error", v)
+		if _, err := timeout(StallExitEnv, v); err == nil || !strings.Contains(err.Error(), StallExitEnv) {
+			t.Errorf("timeout(%q): error %v, want one naming %s", v, err, StallExitEnv)
+		}
+	}
+}
+
+// TestVerdict: the idle exit ends a worker with nothing outstanding; the
+// stall exit one whose outstanding instruction saw neither traffic nor
+// CPU use for its time; neither fires while the other's condition holds.
+func TestVerdict(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	const idle, stall = 15 * time.Second, 30 * time.Second
+	for _, tc := range []struct {
+		name string
+		at   time.Duration // when the verdict is asked, after t0
+		set  func(w *idleWatch)
+		want string // substring of the verdict; "" for none
+	}{
+		{"fresh", 10 * time.Second, func(*idleWatch) {}, ""},
+		{"idle", 16 * time.Second, func(*idleWatch) {}, IdleExitEnv},
+		{"idle off", 16 * time.Second, nil, ""},
+		{"answered then idle", 40 * time.Second, func(w *idleWatch) {
+			w.received("1", t0)
+			w.answered("1", t0.Add(20*time.Second))
+		}, IdleExitEnv},
+		{"bundle computing", 10 * time.Minute, func(w *idleWatch) {
+			w.received("1", t0)
+			w.worked(t0.Add(599 * time.Second))
+		}, ""},
+		{"bundle reading", 10 * time.Minute, func(w *idleWatch) {
+			w.received("1", t0)
+			w.message(t0.Add(590 * time.Second))
+		}, ""},
+		{"bundle stalled", 40 * time.Second, func(w *idleWatch) {
+			w.received("1", t0)
+			w.message(t0.Add(5 * time.Second))
+			w.worked(t0.Add(9 * time.Second))
+		}, StallExitEnv},
+		{"bundle stalled, not yet", 38 * time.Second, func(w *idleWatch) {
+			w.received("1", t0)
+			w.worked(t0.Add(9 * time.Second))
+		}, ""},
+		{"one of two answered", time.Hour, func(w *idleWatch) {
+			w.received("1", t0)
+			w.received("2", t0)
+			w.answered("2", t0.Add(time.Minute))
+			w.worked(t0.Add(time.Hour - time.Second))
+		}, ""},
+	} {
+		w := newIdleWatch(t0)
+		idle, stall := idle, stall
+		if tc.set == nil {
+			idle = 0
+		} else {
+			tc.set(w)
+		}
+		got := w.verdict(t0.Add(tc.at), idle, stall)
+		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+			t.Errorf("%s: verdict %q, want one naming %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -9,8 +9,9 @@ import (
 
 // Run serves a Beam worker and returns the process exit code: serve is
 // beam.Init() in a process started with --worker=true (flags parsed). Run
-// does not return when the harness ends normally, the parent dies or the
-// control stream stays idle (IdleExitEnv): it exits the process (0, or
+// does not return when the harness ends normally, the parent dies, the
+// control stream stays idle (IdleExitEnv) or an outstanding instruction
+// stalls (StallExitEnv): it exits the process (0, or
 // killed by SIGKILL on the parent's death). It
 // returns 1 when the harness failed, after its message reached stderr.
 func Run(serve func()) int {
