@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 	"github.com/smoothanon/smoothanon/storage"
@@ -64,7 +65,14 @@ func decodeReport(b []byte) (*smoothanonpb.RunReport, error) {
 // EncodeReport is the run report as commands write it (--metrics_out):
 // protojson with the proto field names and every field, indented.
 func EncodeReport(rep *smoothanonpb.RunReport) ([]byte, error) {
-	b, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true, EmitDefaultValues: true}.Marshal(rep)
+	return EncodeJSON(rep)
+}
+
+// EncodeJSON is m as the reports' JSON: field names as in the .proto,
+// every field (zeros too), one per line, 64-bit integers as strings
+// (protojson).
+func EncodeJSON(m proto.Message) ([]byte, error) {
+	b, err := protojson.MarshalOptions{Multiline: true, UseProtoNames: true, EmitDefaultValues: true}.Marshal(m)
 	if err != nil {
 		return nil, err
 	}

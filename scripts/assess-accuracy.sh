@@ -36,7 +36,7 @@ import json, sys
 name, a, r, t0, t1, t2 = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3])), *map(float, sys.argv[4:])
 p = a["price"][0]
 pred, lo, hi, act = p["predicted"]["jaccard"], p["low"]["jaccard"], p["high"]["jaccard"], r["jaccard"]
-print("%-10s %9d %8s %6.2f [%.2f, %.2f] %7.2f %+7.2f %7s %8.1f %8.1f" % (name, a["users"], "whole" if a["whole_input"] else "sample",
+print("%-10s %9d %8s %6.2f [%.2f, %.2f] %7.2f %+7.2f %7s %8.1f %8.1f" % (name, int(a["users"]), "whole" if a["whole_input"] else "sample",
       100*pred, 100*lo, 100*hi, 100*act, 100*(pred-act), "yes" if lo <= act <= hi else "NO", t1-t0, t2-t1))
 PY
 done

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"github.com/smoothanon/smoothanon/assess"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/pipeline"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/storage"
 	"github.com/smoothanon/smoothanon/transforms"
 )
@@ -33,30 +34,6 @@ const (
 	assessSlots = 64
 	assessRead  = 4
 )
-
-// assessReport is what `assess --report` writes, as JSON.
-type assessReport struct {
-	Input string `json:"input"`
-	// InputRows is the rows the footers count (list form: users; long
-	// form: pairs); Users is the users priced (long form: estimated from
-	// the sample's pairs per user).
-	InputRows     int64  `json:"input_rows"`
-	Users         int64  `json:"users"`
-	UsersEstimate bool   `json:"users_estimated"`
-	Shape         string `json:"shape"`
-	// ReadRows is the rows read (the risk's), SampleRows those priced.
-	ReadRows   int64 `json:"read_rows"`
-	SampleRows int64 `json:"sample_rows"`
-	// WholeInput says the sample is every non-empty row: the risk figures
-	// are exact, not bounds.
-	WholeInput bool           `json:"whole_input"`
-	ChunkKey   string         `json:"chunk_key"`
-	Start      string         `json:"start"`
-	ChunkSize  int64          `json:"chunk_size"`
-	Risk       assess.Risk    `json:"risk"`
-	Price      []assess.Point `json:"price"`
-	Seconds    float64        `json:"seconds"`
-}
 
 func runAssess(args []string, stdout, stderr io.Writer) error {
 	fs := newGroupedFlags("assess", stderr)
@@ -133,25 +110,28 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	for _, r := range read {
 		entries += int64(len(r))
 	}
-	rep := assessReport{Input: *input, InputRows: in.Rows, Users: in.Rows, Shape: in.Layout.Shape.String(),
+	rep := &smoothanonpb.Assessment{Input: *input, InputRows: in.Rows, Users: in.Rows, Shape: in.Layout.Shape.String(),
 		ReadRows: int64(len(read)), SampleRows: int64(len(rows)), ChunkKey: p.Key.String(), Start: p.Solver.Start.String(), ChunkSize: *chunkSize}
 	if in.Layout.Shape == matrix.ShapeLong {
 		// Pairs per user from the sample: its rows are runs of one user's
 		// consecutive pairs, whole users where the export groups them.
-		rep.Users, rep.UsersEstimate = max(int64(len(read)), in.Rows*int64(len(read))/max(1, entries)), true
+		rep.Users, rep.UsersEstimated = max(int64(len(read)), in.Rows*int64(len(read))/max(1, entries)), true
 	}
-	rep.WholeInput = !rep.UsersEstimate && int64(len(read)) == in.Rows
-	rep.Risk = assess.RiskOf(readMatrix(read), ks)
-	rep.Price, err = assess.Price(context.Background(), sample, ks, modes, assess.PriceParams{
+	rep.WholeInput = !rep.UsersEstimated && int64(len(read)) == in.Rows
+	rep.Risk = assess.RiskOf(readMatrix(read), ks).Proto()
+	price, err := assess.Price(context.Background(), sample, ks, modes, assess.PriceParams{
 		Rows: max(rep.Users, int64(len(rows))), ChunkSize: *chunkSize, Solver: p.Solver, PoolShare: *poolShare,
 		Order: transforms.SignatureParams{Seed: p.Solver.Seed, Key: p.Key, Iterations: *iterations}})
 	if err != nil {
 		return inputErr(err)
 	}
+	for _, pt := range price {
+		rep.Price = append(rep.Price, pt.Proto())
+	}
 	rep.Seconds = time.Since(start).Seconds()
-	printAssess(stdout, &rep)
+	printAssess(stdout, rep)
 	if *plotPath != "" {
-		png, err := plotPrice(&rep)
+		png, err := plotPrice(rep)
 		if err != nil {
 			return err
 		}
@@ -162,11 +142,10 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	if *report == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(&rep, "", "  ")
+	b, err := release.EncodeJSON(rep)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	if *report == "-" {
 		_, err = stdout.Write(b)
 		return err
@@ -249,14 +228,14 @@ func parseModes(s string) ([]matrix.Mode, error) {
 }
 
 // printAssess writes the human-readable summary of rep.
-func printAssess(w io.Writer, rep *assessReport) {
+func printAssess(w io.Writer, rep *smoothanonpb.Assessment) {
 	r := rep.Risk
 	kind := "upper bounds: a set unique in the sample may be shared outside it"
 	if rep.WholeInput {
 		kind = "exact: the sample is the whole input"
 	}
 	users := fmt.Sprint(rep.Users)
-	if rep.UsersEstimate {
+	if rep.UsersEstimated {
 		users = fmt.Sprintf("~%d (estimated from %d pairs)", rep.Users, rep.InputRows)
 	}
 	fmt.Fprintf(w, "input %s: %s users (%s form); read %d rows, %d entries (%.2f per row), %d features; priced from %d rows\n",

@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 )
 
 // TestAssess prices generated lists, then runs them: the run's Jaccard
@@ -37,12 +41,12 @@ func TestAssess(t *testing.T) {
 			t.Errorf("assess output lacks %q:\n%s", want, stdout)
 		}
 	}
-	var a assessReport
+	a := &smoothanonpb.Assessment{}
 	b, err := os.ReadFile(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &a); err != nil {
+	if err := protojson.Unmarshal(b, a); err != nil {
 		t.Fatal(err)
 	}
 	if len(a.Price) != 2 || a.Price[0].K != 4 || a.Price[1].K != 8 || !a.WholeInput || a.Users != 6000 || a.Price[1].Chunks != 3 || a.Risk.Rows != 6000 {
@@ -81,11 +85,11 @@ func TestAssessLong(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("assess: exit %d: %s", code, stderr)
 	}
-	var a assessReport
-	if err := json.Unmarshal([]byte(stdout[strings.Index(stdout, "{"):]), &a); err != nil {
+	a := &smoothanonpb.Assessment{}
+	if err := protojson.Unmarshal([]byte(stdout[strings.Index(stdout, "{"):]), a); err != nil {
 		t.Fatal(err)
 	}
-	if !a.UsersEstimate || a.WholeInput || a.Shape != "long" || a.Users < 2700 || a.Users > 3300 || a.Price[0].ModeName != "nonsmooth" {
+	if !a.UsersEstimated || a.WholeInput || a.Shape != "long" || a.Users < 2700 || a.Users > 3300 || a.Price[0].Mode != "nonsmooth" {
 		t.Errorf("report %+v", a)
 	}
 }

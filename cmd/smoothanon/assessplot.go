@@ -13,17 +13,19 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 )
 
 // plotPrice draws rep's predicted Jaccard against k, a line per mode
 // with its interval shaded, as a PNG (assess --plot).
-func plotPrice(rep *assessReport) ([]byte, error) {
+func plotPrice(rep *smoothanonpb.Assessment) ([]byte, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Price of k: predicted Jaccard of `run` on %s (%d users)", rep.Input, rep.Users)
 	p.X.Label.Text = "k (log scale)"
 	p.Y.Label.Text = "Jaccard of input and release (95% interval shaded)"
 	p.Legend.Top = true
-	var ks []int
+	var ks []int32
 	for _, pt := range rep.Price {
 		if !slices.Contains(ks, pt.K) {
 			ks = append(ks, pt.K)
@@ -33,21 +35,21 @@ func plotPrice(rep *assessReport) ([]byte, error) {
 	p.X.Scale = plot.LogScale{}
 	var ticks plot.ConstantTicks
 	for _, k := range ks {
-		ticks = append(ticks, plot.Tick{Value: float64(k), Label: strconv.Itoa(k)})
+		ticks = append(ticks, plot.Tick{Value: float64(k), Label: strconv.Itoa(int(k))})
 	}
 	p.X.Tick.Marker = ticks
 	p.X.Min, p.X.Max = float64(ks[0])/1.3, float64(ks[len(ks)-1])*1.3
 	p.Y.Min, p.Y.Max = 0, 1
 	var modes []string
 	for _, pt := range rep.Price {
-		if !slices.Contains(modes, pt.ModeName) {
-			modes = append(modes, pt.ModeName)
+		if !slices.Contains(modes, pt.Mode) {
+			modes = append(modes, pt.Mode)
 		}
 	}
 	for i, mode := range modes {
 		var line, band, upper plotter.XYs
 		for _, pt := range rep.Price {
-			if pt.ModeName != mode {
+			if pt.Mode != mode {
 				continue
 			}
 			x := float64(pt.K)
