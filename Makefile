@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build image check test test-hosts vet staticcheck race bench bench-names bench-pipeline bench-flink bench-scale bench-cluster bench-scaling bench-linkage assess-accuracy quality figures figures-learning proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
+.PHONY: help build image check test test-hosts vet staticcheck race bench bench-names bench-pipeline bench-flink bench-scale bench-cluster bench-scaling bench-linkage assess-accuracy assess-cost quality figures figures-learning proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -28,6 +28,7 @@ help:
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
 	@echo "make bench-linkage  linked-nights table: 1e5 drifting user lists, k=8, ids kept vs pseudonyms"
 	@echo "make assess-accuracy  smoothanon assess at k=8 beside the run on adult, dblp, 1e6 lists, playstore"
+	@echo "make assess-cost  smoothanon assess at k=8 on ASSESS_ROWS (default 1e6 and 1e7) generated lists: seconds, peak RSS, rows read"
 	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
 	@echo "make figures docs/figures/*.png: the paper's figures (FIGURES_PIPELINE=false skips the dblp pipeline sweep)"
 	@echo "make figures-learning  docs/figures/learning-*.png: classifiers and link prediction on anonymized data (tens of minutes)"
@@ -154,6 +155,12 @@ ROWS ?= 10000000
 # generated lists (LISTS) and playstore: predicted, interval, actual.
 assess-accuracy: build
 	BIN=$(BIN) scripts/assess-accuracy.sh
+
+# What assess costs at 1e6 and 1e7 generated user lists
+# (ASSESS_ROWS="..." for others): seconds, peak RSS, rows read and priced.
+ASSESS_ROWS ?= 1000000 10000000
+assess-cost: build
+	BIN=$(BIN) ROWS="$(ASSESS_ROWS)" scripts/assess-cost.sh
 
 bench-flink:
 	bash deploy/flink/bench-local.sh $(ROWS)
