@@ -30,7 +30,7 @@ func TestRiskOf(t *testing.T) {
 	// An empty row makes {1} and {3} exposed by 1 and 3, beside {1,2,3} by 3.
 	m.Append("u6", nil)
 	r = RiskOf(m, []int{2})
-	if got := r.Exposing; !reflect.DeepEqual(got, []FeatureCount{{3, 2}, {1, 1}}) {
+	if got := r.Exposing; !reflect.DeepEqual(got, []FeatureCount{{Feature: 3, Rows: 2}, {Feature: 1, Rows: 1}}) {
 		t.Fatalf("with an empty row, Exposing = %v", got)
 	}
 	if r.Degrees[0] != 1 || r.Unique != 4.0/6 {

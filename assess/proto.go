@@ -9,7 +9,7 @@ func (r Risk) Proto() *smoothanonpb.AssessRisk {
 		m.BelowK = append(m.BelowK, &smoothanonpb.KShare{K: int32(b.K), Share: b.Share})
 	}
 	for _, f := range r.Exposing {
-		m.Exposing = append(m.Exposing, &smoothanonpb.ExposingFeature{Feature: f.Feature, Rows: f.Rows})
+		m.Exposing = append(m.Exposing, &smoothanonpb.ExposingFeature{Feature: f.Feature, Rows: f.Rows, Name: f.Name})
 	}
 	return m
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/transforms"
 )
 
 // Risk describes how exposed the users of rows are as they are: how many
@@ -37,6 +38,27 @@ type Risk struct {
 	Exposing []FeatureCount `json:"exposing"`
 }
 
+// FromCounts is the Risk of the exact counts of a job (transforms.Risk)
+// at ks, the k it was given; names, when not nil, name c.Exposing.
+func FromCounts(c transforms.RiskCounts, ks []int, names []string) Risk {
+	r := Risk{Rows: c.Rows, Entries: c.Entries, Features: c.Features, Degrees: c.Degrees}
+	if c.Rows == 0 {
+		return r
+	}
+	r.Unique = float64(c.Unique) / float64(c.Rows)
+	for i, k := range ks {
+		r.BelowK = append(r.BelowK, KShare{K: k, Share: float64(c.Below[i]) / float64(c.Rows)})
+	}
+	for i, f := range c.Exposing {
+		fc := FeatureCount{Feature: f.Feature, Rows: f.Rows}
+		if names != nil {
+			fc = FeatureCount{Rows: f.Rows, Name: names[i]}
+		}
+		r.Exposing = append(r.Exposing, fc)
+	}
+	return r
+}
+
 // KShare is a share of rows at one k.
 type KShare struct {
 	K     int     `json:"k"`
@@ -45,12 +67,15 @@ type KShare struct {
 
 // FeatureCount is a feature and a count of rows.
 type FeatureCount struct {
+	// Feature is the feature's id; 0 for named features, which Name
+	// names ("" for ids).
 	Feature uint32 `json:"feature"`
 	Rows    int64  `json:"rows"`
+	Name    string `json:"name,omitempty"`
 }
 
 // TopExposing is the length of Risk.Exposing.
-const TopExposing = 10
+const TopExposing = transforms.TopExposing
 
 // RiskOf measures m's rows (see Risk) at each k of ks.
 func RiskOf(m *matrix.Matrix, ks []int) Risk {

@@ -68,4 +68,8 @@
 // verified, publishes the staged shards under the _SUCCESS manifest
 // ([release.Run.Finish]); when the job fails or the release does not
 // verify, nothing is published.
+//
+// [Risk] runs another job on the same runners, for `assess --exact`: the
+// input read (and its names numbered) as above, then [transforms.Risk];
+// it releases nothing.
 package pipeline

@@ -428,53 +428,9 @@ func runJob(lc *release.Run, p Params, in Input, h hooks, res *Result) (*smootha
 	if err != nil {
 		return nil, &InputError{err}
 	}
-	if err := probeEndpoint(ctx, p); err != nil {
+	ran, secs, err := launch(ctx, p, in, func() *beam.Pipeline { return build(p, in, lc.Staging(), h) }, res)
+	if !ran || err != nil {
 		return nil, err
-	}
-	tmp, removeTmp, err := release.MakeTempDir()
-	if err != nil {
-		return nil, err
-	}
-	defer removeTmp()
-	oldTmp, hadTmp := os.LookupEnv("TMPDIR")
-	os.Setenv("TMPDIR", tmp)
-	defer func() {
-		if hadTmp {
-			os.Setenv("TMPDIR", oldTmp)
-		} else {
-			os.Unsetenv("TMPDIR")
-		}
-	}()
-	if !beam.Initialized() {
-		beam.Init()
-	}
-	restore := setRunnerOptions(p)
-	defer restore()
-	start := time.Now()
-	job := build(p, in, lc.Staging(), h)
-	var pr beam.PipelineResult
-	var runErr error
-	if p.Runner == "flink" {
-		res.FlinkPartitions = FlinkPartitions(in, *jobopts.Parallelism)
-		pr, runErr = runFlink(ctx, job, res.FlinkPartitions)
-	} else {
-		pr, runErr = beam.Run(ctx, p.Runner, job)
-	}
-	secs := time.Since(start).Seconds()
-	if pr == nil && runErr == nil {
-		return nil, nil
-	}
-	if pr != nil {
-		res.Counters, res.Distributions = metricsOf(pr)
-	}
-	if runErr != nil {
-		if line, ok := transforms.JobInputError(runErr); ok {
-			return nil, &InputError{errors.New(line)}
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("pipeline failed: %w%s", runErr, runnerHint(runErr, p.ChunkSize))
 	}
 	rep, err := release.ReadReport(ctx, release.StagedReport(lc.Staging()))
 	if err != nil {
@@ -493,6 +449,62 @@ func runJob(lc *release.Run, p Params, in Input, h hooks, res *Result) (*smootha
 		return rep, &InputError{locateDuplicates(ctx, lc.Staging(), in.Files, in.layout(), p.PseudonymKey)}
 	}
 	return rep, nil
+}
+
+// launch runs the job that build makes on p's runner (build is called
+// with the runner's options set), with TMPDIR a fresh directory of its
+// own, and puts its metrics into res. ran is false when nothing ran
+// (--dry_run); secs is the job's wall time.
+func launch(ctx context.Context, p Params, in Input, build func() *beam.Pipeline, res *Result) (ran bool, secs float64, err error) {
+	if err := probeEndpoint(ctx, p); err != nil {
+		return false, 0, err
+	}
+	tmp, removeTmp, err := release.MakeTempDir()
+	if err != nil {
+		return false, 0, err
+	}
+	defer removeTmp()
+	oldTmp, hadTmp := os.LookupEnv("TMPDIR")
+	os.Setenv("TMPDIR", tmp)
+	defer func() {
+		if hadTmp {
+			os.Setenv("TMPDIR", oldTmp)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+	}()
+	if !beam.Initialized() {
+		beam.Init()
+	}
+	restore := setRunnerOptions(p)
+	defer restore()
+	start := time.Now()
+	job := build()
+	var pr beam.PipelineResult
+	var runErr error
+	if p.Runner == "flink" {
+		res.FlinkPartitions = FlinkPartitions(in, *jobopts.Parallelism)
+		pr, runErr = runFlink(ctx, job, res.FlinkPartitions)
+	} else {
+		pr, runErr = beam.Run(ctx, p.Runner, job)
+	}
+	secs = time.Since(start).Seconds()
+	if pr == nil && runErr == nil {
+		return false, secs, nil
+	}
+	if pr != nil {
+		res.Counters, res.Distributions = metricsOf(pr)
+	}
+	if runErr != nil {
+		if line, ok := transforms.JobInputError(runErr); ok {
+			return true, secs, &InputError{errors.New(line)}
+		}
+		if ctx.Err() != nil {
+			return true, secs, ctx.Err()
+		}
+		return true, secs, fmt.Errorf("pipeline failed: %w%s", runErr, runnerHint(runErr, p.ChunkSize))
+	}
+	return true, secs, nil
 }
 
 // describeRun adds what the launcher knows of the run to the job's report.

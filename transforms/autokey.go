@@ -60,7 +60,7 @@ type KeyChoice struct {
 // chunk key for them (see KeyAuto). The choice depends only on the files
 // and the seed, so every runner builds the same pipeline.
 func ChooseKey(files []string, lay matrix.Layout, seed int64) (KeyChoice, error) {
-	rows, err := sampleRows(files, lay, autoSampleRows, autoSampleSlots)
+	rows, _, err := sampleRows(files, lay, autoSampleRows, autoSampleSlots)
 	if err != nil {
 		return KeyChoice{}, fmt.Errorf("chunk key auto: %w", err)
 	}
@@ -86,7 +86,7 @@ var errSampleFull = errors.New("sample full")
 // row group is one range: its first rows stand for it.) Named features
 // get ids from one vocabulary over all the files sampled, so that a name
 // in two files is one feature.
-func sampleRows(files []string, lay matrix.Layout, maxRows, slots int) ([][]uint32, error) {
+func sampleRows(files []string, lay matrix.Layout, maxRows, slots int) ([][]uint32, *matrix.Vocab, error) {
 	nf := min(slots, len(files))
 	var rows [][]uint32
 	var vocab *matrix.Vocab
@@ -96,10 +96,10 @@ func sampleRows(files []string, lay matrix.Layout, maxRows, slots int) ([][]uint
 	for j := 0; j < nf; j++ {
 		var err error
 		if rows, err = sampleFile(rows, files[j*len(files)/nf], lay, vocab, (slots+nf-1)/nf, maxRows/nf); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return rows, nil
+	return rows, vocab, nil
 }
 
 // sampleFile appends to rows up to quota non-empty rows of path, in equal

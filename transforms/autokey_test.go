@@ -120,7 +120,7 @@ func TestSampleRows(t *testing.T) {
 		m.Append(fmt.Sprintf("u%05d", i), f)
 	}
 	one := writeFiles(t, t.TempDir(), m, 1, 100)
-	rows, err := sampleRows(one, matrix.Layout{}, 80, 8)
+	rows, _, err := sampleRows(one, matrix.Layout{}, 80, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestSampleRows(t *testing.T) {
 	// 20 files of 200 rows: files j·20/8, two 100-row groups each, one
 	// slot per file: 90 rows of its first group, then 10 of its second.
 	many := writeFiles(t, t.TempDir(), m, 20, 100)
-	rows, err = sampleRows(many, matrix.Layout{}, 800, 8)
+	rows, _, err = sampleRows(many, matrix.Layout{}, 800, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestSampleRows(t *testing.T) {
 		t.Errorf("20 files: rows per row group %v, want %v", got, want)
 	}
 
-	if _, err := sampleRows([]string{filepath.Join(t.TempDir(), "missing.parquet")}, matrix.Layout{}, 80, 8); err == nil || !strings.Contains(err.Error(), "missing.parquet") {
+	if _, _, err := sampleRows([]string{filepath.Join(t.TempDir(), "missing.parquet")}, matrix.Layout{}, 80, 8); err == nil || !strings.Contains(err.Error(), "missing.parquet") {
 		t.Errorf("missing file: err %v, want it to name the file", err)
 	}
 }
@@ -168,7 +168,7 @@ func TestSampleRowsNames(t *testing.T) {
 	writeRows(t, a, []pair{{"a1", "/x"}, {"a2", "/y"}})
 	writeRows(t, b, []pair{{"b1", "/y"}, {"b2", "/x"}})
 	l := matrix.Layout{Shape: matrix.ShapeLong, User: matrix.ColUserID, Feature: matrix.ColFeature, Values: matrix.ValuesStrings}
-	rows, err := sampleRows([]string{a, b}, l, 80, 8)
+	rows, _, err := sampleRows([]string{a, b}, l, 80, 8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,10 @@
 //   - [Report]: that Stats to the run report and shard list in the
 //     staging directory; no output. It publishes nothing: the launcher
 //     does (release.Run.Finish).
+//   - [Risk]: blocks of rows to the exact risk of every row ([RiskCounts]:
+//     shared and unique feature sets, the features exposing unique rows),
+//     written as a file; no output. Not part of a run: `assess --exact`
+//     applies it after Read or GroupPairs (pipeline.Risk).
 //
 // Around them: [ChooseKey] resolves KeyAuto from a sample before the
 // graph is built; [CheckSolveParams] and [CheckPoolShare] are the checks

@@ -127,7 +127,8 @@ func sampleSpectral(m *matrix.Matrix, seed int64, rounds int) []uint64 {
 // paths of the layout lay), spread over up to slots places of them as
 // ChooseKey's sample is (evenly spaced files, and evenly spaced ranges of
 // row groups within them). Named features are numbered by one growing
-// vocabulary over the files sampled, in the order first read.
-func SampleRows(files []string, lay matrix.Layout, maxRows, slots int) ([][]uint32, error) {
+// vocabulary over the files sampled, in the order first read, which is
+// returned (nil for ids).
+func SampleRows(files []string, lay matrix.Layout, maxRows, slots int) ([][]uint32, *matrix.Vocab, error) {
 	return sampleRows(files, lay, maxRows, slots)
 }

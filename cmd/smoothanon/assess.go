@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/smoothanon/smoothanon/assess"
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/pipeline"
@@ -52,6 +54,12 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	chunkKey := chunkKeyFlag(fs.FlagSet)
 	iterations := fs.Int("spectral_iterations", transforms.DefaultSpectralIterations, "the run's --spectral_iterations")
 	poolShare := fs.Float64("pool_share", pipeline.DefaultPoolShare, "the run's --pool_share (0 = no pools; else 0.01..0.5)")
+	exact := fs.Bool("exact", false, "count the risk over every row with a job on --runner (exact figures, not bounds from the rows read); the price still comes from the sample")
+	scratch := fs.String("scratch", "", "with --exact: a directory, local or gs://, s3://, every worker can reach, where the job writes its result (removed after); default --report's directory, else the local temp directory")
+	runnerFlag(fs.FlagSet)
+	timeout := connectTimeoutFlag(fs.FlagSet)
+	fs.in(groupBeam)
+	addGlobalFlags(fs.FlagSet)
 	if err := parseFlags(fs.FlagSet, args); err != nil {
 		return err
 	}
@@ -65,6 +73,9 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	modes, err := parseModes(*modesFlag)
 	if err != nil {
 		return err
+	}
+	if *scratch != "" && !*exact {
+		return usageErr("--scratch is where --exact's job writes: give --exact, or leave --scratch out")
 	}
 	if *sampleRows < 1000 {
 		return usageErr("--sample_rows=%d, want at least 1000", *sampleRows)
@@ -88,9 +99,14 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 		return inputErr(err)
 	}
 	files := slices.Sorted(slices.Values(in.Files))
-	read, err := transforms.SampleRows(files, in.Layout, assessRead**sampleRows, assessSlots)
+	read, vocab, err := transforms.SampleRows(files, in.Layout, assessRead**sampleRows, assessSlots)
 	if err != nil {
 		return inputErr(err)
+	}
+	if vocab != nil {
+		if vocab, err = rankNames(read, vocab); err != nil {
+			return err
+		}
 	}
 	// Rows near each other in a file are often alike (ids given in
 	// crawl, signup or region order): of the rows read, every
@@ -118,7 +134,22 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 		rep.Users, rep.UsersEstimated = max(int64(len(read)), in.Rows*int64(len(read))/max(1, entries)), true
 	}
 	rep.WholeInput = !rep.UsersEstimated && int64(len(read)) == in.Rows
-	rep.Risk = assess.RiskOf(readMatrix(read), ks).Proto()
+	risk := assess.RiskOf(readMatrix(read), ks)
+	if vocab != nil {
+		for i, f := range risk.Exposing {
+			risk.Exposing[i] = assess.FeatureCount{Rows: f.Rows, Name: vocab.Name(f.Feature)}
+		}
+	}
+	rep.Risk = risk.Proto()
+	if *exact {
+		setStoreTimeout(*timeout)
+		r, err := pipeline.Risk(context.Background(), pipeline.RiskParams{Input: *input, Layout: in.Layout, Ks: ks,
+			Scratch: scratchDir(*scratch, *report), Runner: runnerName(*runners.Runner), ConnectTimeout: *timeout}, in)
+		if err != nil {
+			return runErr(err)
+		}
+		rep.Risk, rep.RiskExact, rep.RiskSeconds = assess.FromCounts(r.RiskCounts, ks, r.Names).Proto(), true, r.Seconds
+	}
 	price, err := assess.Price(context.Background(), sample, ks, modes, assess.PriceParams{
 		Rows: max(rep.Users, int64(len(rows))), ChunkSize: *chunkSize, Solver: p.Solver, PoolShare: *poolShare,
 		Order: transforms.SignatureParams{Seed: p.Solver.Seed, Key: p.Key, Iterations: *iterations}})
@@ -154,6 +185,46 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 		return usageErr("--report %s: %v", *report, err)
 	}
 	return nil
+}
+
+// rankNames renumbers the named features of rows, numbered by v in the
+// order first read, by their rank among v's names, as the run's
+// vocabulary numbers them (matrix.SortedVocab): ties of the risk's
+// exposing list then break as the job's do. It returns the ranked
+// vocabulary.
+func rankNames(rows [][]uint32, v *matrix.Vocab) (*matrix.Vocab, error) {
+	keys := make([][]byte, v.Len())
+	for id := range keys {
+		keys[id] = v.Key(uint32(id))
+	}
+	ranked, err := matrix.SortedVocab(v.Values(), slices.Clone(keys))
+	if err != nil {
+		return nil, err
+	}
+	rank := make([]uint32, len(keys))
+	for id, k := range keys {
+		rank[id], _ = ranked.Lookup(k)
+	}
+	for _, r := range rows {
+		for i, f := range r {
+			r[i] = rank[f]
+		}
+		slices.Sort(r)
+	}
+	return ranked, nil
+}
+
+// scratchDir is where assess --exact's job writes: scratch, else the
+// directory of report (a file or object), else the local temp directory.
+func scratchDir(scratch, report string) string {
+	switch {
+	case scratch != "":
+		return scratch
+	case report != "" && report != "-":
+		dir, _ := storage.Split(report)
+		return dir
+	}
+	return os.TempDir()
 }
 
 // readMatrix holds rows as a matrix, users named by their number.
@@ -231,7 +302,10 @@ func parseModes(s string) ([]matrix.Mode, error) {
 func printAssess(w io.Writer, rep *smoothanonpb.Assessment) {
 	r := rep.Risk
 	kind := "upper bounds: a set unique in the sample may be shared outside it"
-	if rep.WholeInput {
+	switch {
+	case rep.RiskExact:
+		kind = fmt.Sprintf("exact: counted over every row by a job, %.1f s", rep.RiskSeconds)
+	case rep.WholeInput:
 		kind = "exact: the sample is the whole input"
 	}
 	users := fmt.Sprint(rep.Users)
@@ -247,7 +321,11 @@ func printAssess(w io.Writer, rep *smoothanonpb.Assessment) {
 	if len(r.Exposing) > 0 {
 		var top []string
 		for _, f := range r.Exposing[:min(5, len(r.Exposing))] {
-			top = append(top, fmt.Sprintf("%d (%d users)", f.Feature, f.Rows))
+			name := f.Name
+			if name == "" {
+				name = strconv.FormatUint(uint64(f.Feature), 10)
+			}
+			top = append(top, fmt.Sprintf("%s (%d users)", name, f.Rows))
 		}
 		fmt.Fprintf(w, "  features exposing the most unique users: %s\n", strings.Join(top, ", "))
 	}

@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"image/png"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 )
@@ -117,6 +120,7 @@ func TestAssessRefused(t *testing.T) {
 		"plot not png":      {[]string{"--input", in, "--plot", filepath.Join(dir, "price.jpg")}, "want a .png name"},
 		"plot is report":    {[]string{"--input", in, "--plot", filepath.Join(dir, "p.png"), "--report", filepath.Join(dir, "p.png")}, "--plot " + filepath.Join(dir, "p.png") + " is also --report"},
 		"plot in no dir":    {[]string{"--input", in, "--k", "2", "--plot", filepath.Join(dir, "none", "p.png")}, "--plot"},
+		"scratch alone":     {[]string{"--input", in, "--k", "2", "--scratch", dir}, "--scratch"},
 	} {
 		code, _, stderr := genCLI(append([]string{"assess"}, c.args...)...)
 		if c.msg == "" {
@@ -131,5 +135,67 @@ func TestAssessRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(in); err != nil {
 		t.Errorf("the input is gone: %v", err)
+	}
+}
+
+// TestAssessExact: --exact counts the risk over every row with a job on
+// prism, which for an input read whole is the sample's risk; named
+// features are named in the exposing list; the job leaves nothing in its
+// scratch directory; an unreachable job endpoint fails within
+// --connect_timeout, exit 3.
+func TestAssessExact(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.parquet")
+	if code, _, stderr := genCLI("gen", "--model", "userlists", "--rows", "3000", "--columns", "300", "--mean_degree", "2", "--feature_names", "--output", in); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, stderr)
+	}
+	read := func(args ...string) *smoothanonpb.Assessment {
+		t.Helper()
+		rep := filepath.Join(dir, "assess.json")
+		code, stdout, stderr := genCLI(append([]string{"assess", "--input", in, "--k", "2,8", "--mode", "smooth", "--report", rep}, args...)...)
+		if code != 0 {
+			t.Fatalf("assess %v: exit %d: %s", args, code, stderr)
+		}
+		a := &smoothanonpb.Assessment{}
+		b, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := protojson.Unmarshal(b, a); err != nil {
+			t.Fatal(err)
+		}
+		if len(args) > 0 && !strings.Contains(stdout, "counted over every row by a job") {
+			t.Errorf("assess %v says nothing of the job:\n%s", args, stdout)
+		}
+		return a
+	}
+	sampled := read()
+	scratch := filepath.Join(dir, "scratch")
+	if err := os.Mkdir(scratch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exact := read("--exact", "--scratch", scratch, "--runner", "prism")
+	if !sampled.WholeInput || sampled.RiskExact || !exact.RiskExact {
+		t.Fatalf("whole_input %v, risk_exact %v then %v", sampled.WholeInput, sampled.RiskExact, exact.RiskExact)
+	}
+	if !proto.Equal(sampled.Risk, exact.Risk) {
+		t.Errorf("risk of the whole sample %v\nrisk of the job %v", sampled.Risk, exact.Risk)
+	}
+	if len(exact.Risk.Exposing) == 0 || !strings.HasPrefix(exact.Risk.Exposing[0].Name, "/interest/") {
+		t.Errorf("exposing features %v, want named ones", exact.Risk.Exposing)
+	}
+	if left, _ := os.ReadDir(scratch); len(left) != 0 {
+		t.Errorf("the job left %v in its scratch directory", left)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := l.Addr().String()
+	l.Close()
+	start := time.Now()
+	code, _, stderr := genCLI("assess", "--input", in, "--k", "2", "--exact", "--runner", "flink", "--endpoint", ep, "--connect_timeout", "2s")
+	if code != 3 || time.Since(start) > time.Minute {
+		t.Errorf("exact on a closed endpoint: exit %d after %v: %s", code, time.Since(start), stderr)
 	}
 }

@@ -56,11 +56,12 @@ func TestHelpGrouped(t *testing.T) {
 			groupSolver:  {"seed", "variant", "search", "start", "beta", "restarts", "workers"},
 			groupGate:    {"min_jaccard", "max_suppressed", "max_created", "max_drift", "previous_report"},
 		}},
-		{"assess", []string{groupIO, groupPrivacy, groupSolver, groupPipeline}, map[string][]string{
+		{"assess", []string{groupIO, groupPrivacy, groupSolver, groupPipeline, groupBeam}, map[string][]string{
 			groupIO:       {"input", "input_shape", "user_column", "feature_column", "feature_values", "report", "plot", "sample_rows"},
 			groupPrivacy:  {"k", "mode"},
 			groupSolver:   {"seed", "variant", "search", "start", "beta", "restarts", "workers"},
-			groupPipeline: {"chunk_size", "chunk_key", "spectral_iterations", "pool_share"},
+			groupPipeline: {"chunk_size", "chunk_key", "spectral_iterations", "pool_share", "exact", "scratch", "runner", "connect_timeout"},
+			groupBeam:     {"endpoint", "environment_type", "project", "region", "async", "dry_run", "worker_binary"},
 		}},
 		{"baseline", []string{groupIO, groupPrivacy, groupRR, groupGate}, map[string][]string{
 			groupIO:      {"input", "output", "overwrite", "metrics_out", "feature_report", "quiet", "dedupe", "input_shape", "user_column", "feature_column", "feature_values", "connect_timeout"},

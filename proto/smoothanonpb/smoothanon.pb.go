@@ -1887,13 +1887,17 @@ type Assessment struct {
 	SampleRows     int64  `protobuf:"varint,7,opt,name=sample_rows,json=sampleRows,proto3" json:"sample_rows,omitempty"` // rows priced, evenly spaced among those read
 	// The rows read are every non-empty row: the risk figures are exact,
 	// not estimates from a sample.
-	WholeInput    bool          `protobuf:"varint,8,opt,name=whole_input,json=wholeInput,proto3" json:"whole_input,omitempty"`
-	ChunkKey      string        `protobuf:"bytes,9,opt,name=chunk_key,json=chunkKey,proto3" json:"chunk_key,omitempty"` // the run's chunk key, "auto" resolved
-	Start         string        `protobuf:"bytes,10,opt,name=start,proto3" json:"start,omitempty"`                      // the solver's start, "auto" resolved
-	ChunkSize     int64         `protobuf:"varint,11,opt,name=chunk_size,json=chunkSize,proto3" json:"chunk_size,omitempty"`
-	Risk          *AssessRisk   `protobuf:"bytes,12,opt,name=risk,proto3" json:"risk,omitempty"`
-	Price         []*PricePoint `protobuf:"bytes,13,rep,name=price,proto3" json:"price,omitempty"`       // one per k and mode asked for
-	Seconds       float64       `protobuf:"fixed64,14,opt,name=seconds,proto3" json:"seconds,omitempty"` // wall time of the assessment
+	WholeInput bool          `protobuf:"varint,8,opt,name=whole_input,json=wholeInput,proto3" json:"whole_input,omitempty"`
+	ChunkKey   string        `protobuf:"bytes,9,opt,name=chunk_key,json=chunkKey,proto3" json:"chunk_key,omitempty"` // the run's chunk key, "auto" resolved
+	Start      string        `protobuf:"bytes,10,opt,name=start,proto3" json:"start,omitempty"`                      // the solver's start, "auto" resolved
+	ChunkSize  int64         `protobuf:"varint,11,opt,name=chunk_size,json=chunkSize,proto3" json:"chunk_size,omitempty"`
+	Risk       *AssessRisk   `protobuf:"bytes,12,opt,name=risk,proto3" json:"risk,omitempty"`
+	Price      []*PricePoint `protobuf:"bytes,13,rep,name=price,proto3" json:"price,omitempty"`       // one per k and mode asked for
+	Seconds    float64       `protobuf:"fixed64,14,opt,name=seconds,proto3" json:"seconds,omitempty"` // wall time of the assessment
+	// The risk was counted over every row by a job on the runner (assess
+	// --exact), not from the rows read; risk_seconds is that job's time.
+	RiskExact     bool    `protobuf:"varint,15,opt,name=risk_exact,json=riskExact,proto3" json:"risk_exact,omitempty"`
+	RiskSeconds   float64 `protobuf:"fixed64,16,opt,name=risk_seconds,json=riskSeconds,proto3" json:"risk_seconds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2022,6 +2026,20 @@ func (x *Assessment) GetPrice() []*PricePoint {
 func (x *Assessment) GetSeconds() float64 {
 	if x != nil {
 		return x.Seconds
+	}
+	return 0
+}
+
+func (x *Assessment) GetRiskExact() bool {
+	if x != nil {
+		return x.RiskExact
+	}
+	return false
+}
+
+func (x *Assessment) GetRiskSeconds() float64 {
+	if x != nil {
+		return x.RiskSeconds
 	}
 	return 0
 }
@@ -2183,8 +2201,9 @@ func (x *KShare) GetShare() float64 {
 // non-unique.
 type ExposingFeature struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Feature       uint32                 `protobuf:"varint,1,opt,name=feature,proto3" json:"feature,omitempty"`
+	Feature       uint32                 `protobuf:"varint,1,opt,name=feature,proto3" json:"feature,omitempty"` // the id; 0 for named features
 	Rows          int64                  `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"` // named features: the name (an integer in decimal); "" for ids
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2231,6 +2250,13 @@ func (x *ExposingFeature) GetRows() int64 {
 		return x.Rows
 	}
 	return 0
+}
+
+func (x *ExposingFeature) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
 }
 
 // PriceFigures are the figures of one release: Jaccard of input and
@@ -2645,7 +2671,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x05pairs\x18\x04 \x01(\x03R\x05pairs\x12%\n" +
 	"\x0erepeated_pairs\x18\x05 \x01(\x03R\rrepeatedPairs\x12%\n" +
 	"\x0efeature_values\x18\x06 \x01(\tR\rfeatureValues\x12\x14\n" +
-	"\x05names\x18\a \x01(\x03R\x05names\"\xc1\x03\n" +
+	"\x05names\x18\a \x01(\x03R\x05names\"\x83\x04\n" +
 	"\n" +
 	"Assessment\x12\x14\n" +
 	"\x05input\x18\x01 \x01(\tR\x05input\x12\x1d\n" +
@@ -2666,7 +2692,10 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"chunk_size\x18\v \x01(\x03R\tchunkSize\x12-\n" +
 	"\x04risk\x18\f \x01(\v2\x19.smoothanon.v1.AssessRiskR\x04risk\x12/\n" +
 	"\x05price\x18\r \x03(\v2\x19.smoothanon.v1.PricePointR\x05price\x12\x18\n" +
-	"\aseconds\x18\x0e \x01(\x01R\aseconds\"\xf4\x01\n" +
+	"\aseconds\x18\x0e \x01(\x01R\aseconds\x12\x1d\n" +
+	"\n" +
+	"risk_exact\x18\x0f \x01(\bR\triskExact\x12!\n" +
+	"\frisk_seconds\x18\x10 \x01(\x01R\vriskSeconds\"\xf4\x01\n" +
 	"\n" +
 	"AssessRisk\x12\x12\n" +
 	"\x04rows\x18\x01 \x01(\x03R\x04rows\x12\x18\n" +
@@ -2678,10 +2707,11 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\bexposing\x18\a \x03(\v2\x1e.smoothanon.v1.ExposingFeatureR\bexposing\",\n" +
 	"\x06KShare\x12\f\n" +
 	"\x01k\x18\x01 \x01(\x05R\x01k\x12\x14\n" +
-	"\x05share\x18\x02 \x01(\x01R\x05share\"?\n" +
+	"\x05share\x18\x02 \x01(\x01R\x05share\"S\n" +
 	"\x0fExposingFeature\x12\x18\n" +
 	"\afeature\x18\x01 \x01(\rR\afeature\x12\x12\n" +
-	"\x04rows\x18\x02 \x01(\x03R\x04rows\"\x81\x01\n" +
+	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\"\x81\x01\n" +
 	"\fPriceFigures\x12\x18\n" +
 	"\ajaccard\x18\x01 \x01(\x01R\ajaccard\x12\x1e\n" +
 	"\n" +
