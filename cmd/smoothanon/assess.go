@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -143,8 +145,13 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	rep.Risk = risk.Proto()
 	if *exact {
 		setStoreTimeout(*timeout)
-		r, err := pipeline.Risk(context.Background(), pipeline.RiskParams{Input: *input, Layout: in.Layout, Ks: ks,
+		ctx, stop := interruptible()
+		defer stop()
+		r, err := pipeline.Risk(ctx, pipeline.RiskParams{Input: *input, Layout: in.Layout, Ks: ks,
 			Scratch: scratchDir(*scratch, *report), Runner: runnerName(*runners.Runner), ConnectTimeout: *timeout}, in)
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
 		if err != nil {
 			return runErr(err)
 		}
@@ -212,6 +219,27 @@ func rankNames(rows [][]uint32, v *matrix.Vocab) (*matrix.Vocab, error) {
 		slices.Sort(r)
 	}
 	return ranked, nil
+}
+
+// interruptible is a context that the first SIGINT or SIGTERM cancels
+// with a release.InterruptedError (exit 128 + the signal), so that a job
+// stops and what it wrote is removed; stop ends the watch.
+func interruptible() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs, done := make(chan os.Signal, 1), make(chan struct{})
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(&release.InterruptedError{Signal: s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }
 
 // scratchDir is where assess --exact's job writes: scratch, else the

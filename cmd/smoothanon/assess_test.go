@@ -2,12 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"image/png"
 	"math"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -197,5 +200,56 @@ func TestAssessExact(t *testing.T) {
 	code, _, stderr := genCLI("assess", "--input", in, "--k", "2", "--exact", "--runner", "flink", "--endpoint", ep, "--connect_timeout", "2s")
 	if code != 3 || time.Since(start) > time.Minute {
 		t.Errorf("exact on a closed endpoint: exit %d after %v: %s", code, time.Since(start), stderr)
+	}
+}
+
+// TestAssessExactInterrupted stops `assess --exact` with SIGTERM while its
+// job runs: exit 143, no report, and nothing left in the scratch
+// directory (the job's result and the input's names).
+func TestAssessExactInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a child process and a job")
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.parquet")
+	if code, _, stderr := genCLI("gen", "--model", "userlists", "--rows", "20000", "--columns", "5000", "--feature_names", "--output", in); code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, stderr)
+	}
+	scratch := filepath.Join(dir, "scratch")
+	if err := os.Mkdir(scratch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	report := filepath.Join(dir, "assess.json")
+	js, _ := json.Marshal([]string{"assess", "--input", in, "--k", "2", "--mode", "smooth", "--exact", "--runner", "prism", "--scratch", scratch, "--report", report})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), faultEnv+"=none::", faultArgsEnv+"="+string(js))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if left, _ := os.ReadDir(scratch); len(left) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the job never made its scratch directory:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // into the job
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Errorf("exit %v, want 143 after SIGTERM:\n%.3000s", err, out.String())
+	}
+	if left, _ := os.ReadDir(scratch); len(left) != 0 {
+		t.Errorf("left in the scratch directory after SIGTERM: %v", left)
+	}
+	if _, err := os.Stat(report); err == nil {
+		t.Error("a report after SIGTERM")
 	}
 }
