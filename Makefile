@@ -28,7 +28,7 @@ help:
 	@echo "make bench-scaling  solver ns/row and Jaccard on 1e4..1e6 generated rows, bounded and exact search"
 	@echo "make bench-linkage  linked-nights table: 1e5 drifting user lists, k=8, ids kept vs pseudonyms"
 	@echo "make assess-accuracy  smoothanon assess at k=8 beside the run on adult, dblp, 1e6 lists, playstore"
-	@echo "make assess-cost  smoothanon assess at k=8 on ASSESS_ROWS (default 1e6 and 1e7) generated lists: seconds, peak RSS, rows read"
+	@echo "make assess-cost  smoothanon assess at k=8 on ASSESS_ROWS (default 1e6 and 1e7) generated lists: seconds, peak RSS, rows read; EXACT=1 with --exact"
 	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
 	@echo "make figures docs/figures/*.png: the paper's figures (FIGURES_PIPELINE=false skips the dblp pipeline sweep)"
 	@echo "make figures-learning  docs/figures/learning-*.png: classifiers and link prediction on anonymized data (tens of minutes)"
@@ -160,7 +160,7 @@ assess-accuracy: build
 # (ASSESS_ROWS="..." for others): seconds, peak RSS, rows read and priced.
 ASSESS_ROWS ?= 1000000 10000000
 assess-cost: build
-	BIN=$(BIN) ROWS="$(ASSESS_ROWS)" scripts/assess-cost.sh
+	BIN=$(BIN) ROWS="$(ASSESS_ROWS)" EXACT="$(EXACT)" scripts/assess-cost.sh
 
 bench-flink:
 	bash deploy/flink/bench-local.sh $(ROWS)

@@ -83,7 +83,7 @@ func Risk(ctx context.Context, p RiskParams, in Input) (*RiskResult, error) {
 		} else {
 			rows = transforms.Read(s, files, transforms.ReadParams{Layout: in.layout(), Vocab: vocab})
 		}
-		transforms.Risk(s, rows, transforms.RiskParams{Ks: p.Ks, Path: result})
+		transforms.Risk(s, rows, transforms.RiskParams{Ks: p.Ks, Path: result, Shards: transforms.RiskShards(in.Rows)})
 		return pl
 	}
 	ran, secs, err := launch(ctx, run, in, build, &Result{})

@@ -203,8 +203,8 @@ func TestAssessExact(t *testing.T) {
 	}
 }
 
-// TestAssessExactInterrupted stops `assess --exact` with SIGTERM while its
-// job runs: exit 143, no report, and nothing left in the scratch
+// TestAssessExactInterrupted stops `assess --exact` with SIGTERM as its
+// job starts: exit 143, no report, and nothing left in the scratch
 // directory (the job's result and the input's names).
 func TestAssessExactInterrupted(t *testing.T) {
 	if testing.Short() {
@@ -212,7 +212,7 @@ func TestAssessExactInterrupted(t *testing.T) {
 	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.parquet")
-	if code, _, stderr := genCLI("gen", "--model", "userlists", "--rows", "20000", "--columns", "5000", "--feature_names", "--output", in); code != 0 {
+	if code, _, stderr := genCLI("gen", "--model", "userlists", "--rows", "100000", "--columns", "20000", "--feature_names", "--output", in); code != 0 {
 		t.Fatalf("gen: exit %d: %s", code, stderr)
 	}
 	scratch := filepath.Join(dir, "scratch")
@@ -220,7 +220,7 @@ func TestAssessExactInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := filepath.Join(dir, "assess.json")
-	js, _ := json.Marshal([]string{"assess", "--input", in, "--k", "2", "--mode", "smooth", "--exact", "--runner", "prism", "--scratch", scratch, "--report", report})
+	js, _ := json.Marshal([]string{"assess", "--input", in, "--k", "2", "--mode", "smooth", "--sample_rows", "2000", "--exact", "--runner", "prism", "--scratch", scratch, "--report", report})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), faultEnv+"=none::", faultArgsEnv+"="+string(js))
 	var out strings.Builder
@@ -239,7 +239,8 @@ func TestAssessExactInterrupted(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(time.Second) // into the job
+	// The job's directory is made just before it launches, and the job
+	// runs for about a second: the signal lands as it starts or runs.
 	cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
 	var ee *exec.ExitError
