@@ -2,7 +2,7 @@ package assess
 
 import (
 	"cmp"
-	"hash/maphash"
+	"encoding/binary"
 	"slices"
 
 	"github.com/smoothanon/smoothanon/matrix"
@@ -79,28 +79,26 @@ const TopExposing = transforms.TopExposing
 
 // RiskOf measures m's rows (see Risk) at each k of ks.
 func RiskOf(m *matrix.Matrix, ks []int) Risk {
-	seed := maphash.MakeSeed()
-	hashOf := func(feats []uint32, skip int) uint64 {
-		var h maphash.Hash
-		h.SetSeed(seed)
-		var b [4]byte
+	// keyOf is the set feats, without feats[skip] (skip < 0: none), as a
+	// map key: sets meet by their features, never by a hash that two
+	// sets could share.
+	keyOf := func(feats []uint32, skip int) string {
+		b := make([]byte, 0, 4*len(feats))
 		for i, f := range feats {
-			if i == skip {
-				continue
+			if i != skip {
+				b = binary.LittleEndian.AppendUint32(b, f)
 			}
-			b[0], b[1], b[2], b[3] = byte(f), byte(f>>8), byte(f>>16), byte(f>>24)
-			h.Write(b[:])
 		}
-		return h.Sum64()
+		return string(b)
 	}
 	r := Risk{Rows: int64(m.NumRows()), Entries: int64(len(m.Features))}
-	sets := make(map[uint64]int64, m.NumRows())
-	hashes := make([]uint64, m.NumRows())
+	sets := make(map[string]int64, m.NumRows())
+	keys := make([]string, m.NumRows())
 	feats := map[uint32]struct{}{}
-	for i := range hashes {
+	for i := range keys {
 		row := m.Row(i)
-		hashes[i] = hashOf(row, -1)
-		sets[hashes[i]]++
+		keys[i] = keyOf(row, -1)
+		sets[keys[i]]++
 		d := 0
 		for n := len(row); n > 0; n >>= 1 {
 			d++
@@ -120,8 +118,8 @@ func RiskOf(m *matrix.Matrix, ks []int) Risk {
 	below := make([]int64, len(ks))
 	var unique int64
 	exposing := map[uint32]int64{}
-	for i, h := range hashes {
-		c := sets[h]
+	for i, key := range keys {
+		c := sets[key]
 		for j, k := range ks {
 			if c < int64(k) {
 				below[j]++
@@ -133,7 +131,7 @@ func RiskOf(m *matrix.Matrix, ks []int) Risk {
 		unique++
 		row := m.Row(i)
 		for j, f := range row {
-			if sets[hashOf(row, j)] > 0 {
+			if sets[keyOf(row, j)] > 0 {
 				exposing[f]++
 			}
 		}
