@@ -178,10 +178,21 @@ func CheckParams(p Params) error {
 	if p.OutputShape != matrix.ShapeAuto && p.OutputShape != matrix.ShapeList && p.OutputShape != matrix.ShapeLong {
 		return fmt.Errorf("output shape %v, want list or long", p.OutputShape)
 	}
-	switch p.Runner {
-	case "", "prism", "direct", "flink", "universal", "dataflow", "spark":
+	return CheckRunner(p.Runner, p.Endpoint)
+}
+
+// CheckRunner says whether the pipeline runs on runner, given what it
+// needs: flink, spark and universal submit to a job service, at endpoint
+// or else Beam's --endpoint, so one of them must be set.
+func CheckRunner(runner, endpoint string) error {
+	switch runner {
+	case "", "prism", "direct", "dataflow":
+	case "flink", "spark", "universal":
+		if endpoint == "" && *jobopts.Endpoint == "" {
+			return fmt.Errorf("runner %s submits to a job service: give its address as --endpoint host:port (e.g. localhost:8099)", runner)
+		}
 	default:
-		return fmt.Errorf("unknown runner %q (want prism, direct, flink, universal or dataflow)", p.Runner)
+		return fmt.Errorf("unknown runner %q (want prism, direct, flink, universal or dataflow)", runner)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -343,6 +344,8 @@ func TestCheckParams(t *testing.T) {
 		{"workers", func(p *Params) { p.Solver.Workers = -2 }, "workers = -2"},
 		{"search", func(p *Params) { p.Solver.Search = 3 }, "invalid search 3"},
 		{"runner", func(p *Params) { p.Runner = "spork" }, `"spork"`},
+		{"flink without an endpoint", func(p *Params) { p.Runner = "flink" }, "--endpoint host:port"},
+		{"flink at an endpoint", func(p *Params) { p.Runner, p.Endpoint = "flink", "localhost:8099" }, ""},
 		{"key", func(p *Params) { p.Key = 7 }, "invalid chunk key 7"},
 		{"iterations", func(p *Params) { p.SpectralIterations = -1 }, "spectral iterations -1"},
 	}
@@ -418,6 +421,33 @@ func TestRunKeyAuto(t *testing.T) {
 		if res.Report.Pipeline.ChunkKey != "minhash" || (res.Report.Pipeline.ChunkKeyAuto == nil) != (v == solver.Paper) || res.Report.Solve.GetStart() != want {
 			t.Errorf("auto start, %s: report key %q, auto %v, start %q; want start %q", v, res.Report.Pipeline.ChunkKey,
 				res.Report.Pipeline.ChunkKeyAuto, res.Report.Solve.GetStart(), want)
+		}
+	}
+}
+
+// TestCheckRunner: the runners a job service runs need its address, from
+// the parameter or Beam's --endpoint; the others need none.
+func TestCheckRunner(t *testing.T) {
+	defer func(ep string) { *jobopts.Endpoint = ep }(*jobopts.Endpoint)
+	for _, c := range []struct {
+		runner, endpoint, flag string
+		want                   string // "" = valid
+	}{
+		{"", "", "", ""},
+		{"prism", "", "", ""},
+		{"direct", "", "", ""},
+		{"dataflow", "", "", ""},
+		{"flink", "", "", "runner flink submits to a job service"},
+		{"universal", "", "", "runner universal submits"},
+		{"spark", "", "", "runner spark submits"},
+		{"flink", "localhost:8099", "", ""},
+		{"flink", "", "localhost:8099", ""},
+		{"spork", "", "", `unknown runner "spork"`},
+	} {
+		*jobopts.Endpoint = c.flag
+		err := CheckRunner(c.runner, c.endpoint)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("CheckRunner(%q, %q) with --endpoint %q = %v, want %q", c.runner, c.endpoint, c.flag, err, c.want)
 		}
 	}
 }

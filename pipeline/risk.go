@@ -52,13 +52,16 @@ func Risk(ctx context.Context, p RiskParams, in Input) (*RiskResult, error) {
 	if p.Input == "" || p.Scratch == "" || len(p.Ks) == 0 {
 		return nil, fmt.Errorf("pipeline.Risk: want Input, Scratch and Ks, got %q, %q, %v", p.Input, p.Scratch, p.Ks)
 	}
+	if err := CheckRunner(p.Runner, p.Endpoint); err != nil {
+		return nil, &InputError{Err: err}
+	}
 	if p.Runner == "" {
 		p.Runner = "prism"
 	}
 	dir := storage.Join(p.Scratch, ".smoothanon-risk-"+randomID())
 	if storage.IsLocal(dir) {
 		if err := storage.MkdirAll(dir); err != nil {
-			return nil, err
+			return nil, &InputError{Err: fmt.Errorf("scratch directory %s: %w", p.Scratch, err)}
 		}
 	}
 	defer storage.RemoveAll(context.WithoutCancel(ctx), dir)

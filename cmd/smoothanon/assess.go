@@ -76,8 +76,14 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *scratch != "" && !*exact {
-		return usageErr("--scratch is where --exact's job writes: give --exact, or leave --scratch out")
+	if !*exact {
+		for _, name := range []string{"scratch", "runner", "endpoint"} {
+			if flagSet(fs.FlagSet, name) {
+				return usageErr("--%s is for --exact's job: give --exact, or leave --%s out", name, name)
+			}
+		}
+	} else if err := pipeline.CheckRunner(runnerName(*runners.Runner), ""); err != nil {
+		return usageErr("%v", err)
 	}
 	if *sampleRows < 1000 {
 		return usageErr("--sample_rows=%d, want at least 1000", *sampleRows)

@@ -124,6 +124,10 @@ func TestAssessRefused(t *testing.T) {
 		"plot is report":    {[]string{"--input", in, "--plot", filepath.Join(dir, "p.png"), "--report", filepath.Join(dir, "p.png")}, "--plot " + filepath.Join(dir, "p.png") + " is also --report"},
 		"plot in no dir":    {[]string{"--input", in, "--k", "2", "--plot", filepath.Join(dir, "none", "p.png")}, "--plot"},
 		"scratch alone":     {[]string{"--input", in, "--k", "2", "--scratch", dir}, "--scratch"},
+		"runner alone":      {[]string{"--input", in, "--k", "2", "--runner", "prism"}, "--runner is for --exact"},
+		"endpoint alone":    {[]string{"--input", in, "--k", "2", "--endpoint", "localhost:1"}, "--endpoint is for --exact"},
+		"flink, no address": {[]string{"--input", in, "--k", "2", "--exact", "--runner", "flink"}, "--endpoint host:port"},
+		"scratch a file":    {[]string{"--input", in, "--k", "2", "--exact", "--scratch", in}, "scratch directory " + in},
 	} {
 		code, _, stderr := genCLI(append([]string{"assess"}, c.args...)...)
 		if c.msg == "" {

@@ -191,3 +191,10 @@ func parseOutputShape(s string) (matrix.Shape, error) {
 	}
 	return 0, fmt.Errorf("invalid output shape %q (want list or long)", s)
 }
+
+// flagSet says whether name was given on fs's command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
