@@ -129,6 +129,9 @@ func TestPriceSample(t *testing.T) {
 	if math.Abs(pt.Predicted.Jaccard-want.Jaccard) > 0.02 || pt.Low.Jaccard > want.Jaccard || pt.High.Jaccard < want.Jaccard {
 		t.Errorf("predicted %.4f [%.4f, %.4f], chunked %.4f", pt.Predicted.Jaccard, pt.Low.Jaccard, pt.High.Jaccard, want.Jaccard)
 	}
+	if pt.Predicted != clamp(pt.Predicted, 8) || pt.Low.Created > pt.Predicted.Created || pt.Predicted.Created > pt.High.Created {
+		t.Errorf("predicted %+v outside [%+v, %+v] or out of range", pt.Predicted, pt.Low, pt.High)
+	}
 	// A plain sample cut as the sample, not thinned, is far off: the
 	// thinning is what makes it work.
 	naive := chunked(t, s, PriceParams{Rows: 10_000, ChunkSize: 2000, Order: p.Order, Solver: p.Solver}, 8)
@@ -175,5 +178,29 @@ func TestPriceRefuses(t *testing.T) {
 	}
 	if _, err := Price(context.Background(), matrix.New(0, 0), []int{2}, []matrix.Mode{matrix.Smooth}, ok); err == nil {
 		t.Error("empty sample: no error")
+	}
+}
+
+// TestClamp: shares stay in [0, 1], created at least 0, users per class
+// at least k; clamp is monotone, so Low <= Predicted <= High survives it.
+func TestClamp(t *testing.T) {
+	for _, c := range []struct{ in, want Figures }{
+		{Figures{0.5, 0.2, 0.1, 9}, Figures{0.5, 0.2, 0.1, 9}},
+		{Figures{-0.1, -0.2, -0.004, 3}, Figures{0, 0, 0, 8}},
+		{Figures{1.2, 1.5, 1.7, 8}, Figures{1, 1, 1.7, 8}},
+	} {
+		if got := clamp(c.in, 8); got != c.want {
+			t.Errorf("clamp(%+v, 8) = %+v, want %+v", c.in, got, c.want)
+		}
+	}
+	lo, mid, hi := Figures{-0.3, -0.1, -0.02, 2}, Figures{-0.1, 0.3, -0.004, 7}, Figures{0.2, 1.3, 0.01, 12}
+	a, b, c := clamp(lo, 8), clamp(mid, 8), clamp(hi, 8)
+	for _, f := range []func(Figures) float64{
+		func(f Figures) float64 { return f.Jaccard }, func(f Figures) float64 { return f.Suppressed },
+		func(f Figures) float64 { return f.Created }, func(f Figures) float64 { return f.ClassRows },
+	} {
+		if f(a) > f(b) || f(b) > f(c) {
+			t.Errorf("clamp is not monotone: %+v %+v %+v", a, b, c)
+		}
 	}
 }

@@ -213,7 +213,9 @@ func pricePoint(ctx context.Context, sample *matrix.Matrix, reps []*matrix.Matri
 		half(mean.Created, sq.Created, bt.Created, noise.Created),
 		half(mean.ClassRows, sq.ClassRows, bt.ClassRows, noise.ClassRows),
 	}
+	// Clamped alike (clamp is monotone), Low <= Predicted <= High stays.
 	pt.Low, pt.High, pt.Backtest, pt.Noise = clamp(pt.Predicted.add(w, -1), k), clamp(pt.Predicted.add(w, 1), k), bt, noise
+	pt.Predicted = clamp(pt.Predicted, k)
 	pt.K, pt.Mode, pt.ModeName = k, mode, mode.String()
 	return pt, nil
 }
