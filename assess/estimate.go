@@ -48,6 +48,9 @@ type estimator struct {
 	sp  solver.Params
 	// cut caches thinned's figures by sample and chunks.
 	cut map[cutKey]Figures
+	// sub caches subsample's matrices by sample and rows: a subsample made
+	// twice meets cut's figures of the first.
+	sub map[cutKey]*matrix.Matrix
 	// reverse hands the solver every chunk's rows in the reverse order.
 	reverse bool
 }
@@ -208,9 +211,21 @@ func pick(s *matrix.Matrix, idx []int) *matrix.Matrix {
 	return m
 }
 
-// subsample is rows rows of s, evenly spread.
-func subsample(s *matrix.Matrix, rows int64) *matrix.Matrix {
-	return pick(s, spread(int64(s.NumRows()), rows))
+// subsample is rows rows of s, evenly spread: s itself for all of them,
+// and one matrix for each s and rows.
+func (e *estimator) subsample(s *matrix.Matrix, rows int64) *matrix.Matrix {
+	if rows >= int64(s.NumRows()) {
+		return s
+	}
+	if m, ok := e.sub[cutKey{s, rows}]; ok {
+		return m
+	}
+	if e.sub == nil {
+		e.sub = map[cutKey]*matrix.Matrix{}
+	}
+	m := pick(s, spread(int64(s.NumRows()), rows))
+	e.sub[cutKey{s, rows}] = m
+	return m
 }
 
 // estimateRate cuts s and half of s into the run's chunks and draws
@@ -234,7 +249,7 @@ func (e *estimator) estimateRate(s *matrix.Matrix, rows, chunkSize int64) (Point
 	var xs []float64
 	var ys []Figures
 	for _, m := range []int64{n / 2, n} {
-		f, err := e.thinned(subsample(s, m), chunks)
+		f, err := e.thinned(e.subsample(s, m), chunks)
 		if err != nil {
 			return pt, false, err
 		}

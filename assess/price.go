@@ -251,7 +251,7 @@ func (e *estimator) backtest(sample *matrix.Matrix) (model, Figures, error) {
 	if err != nil {
 		return 0, Figures{}, err
 	}
-	half := subsample(sample, n/2)
+	half := e.subsample(sample, n/2)
 	best, bestErr := additive, Figures{Jaccard: math.Inf(1)}
 	for _, m := range []model{additive, rate} {
 		q, ok, err := e.estimate(half, n, n/chunks, m)
