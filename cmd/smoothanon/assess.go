@@ -94,6 +94,10 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	if err := transforms.CheckPoolShare(*poolShare); err != nil {
 		return usageErr("--pool_share: %v", err)
 	}
+	// A signal at any point stops the job and the pricing: exit 130 or
+	// 143, no report, the job's scratch removed.
+	ctx, stop := interruptible()
+	defer stop()
 	start := time.Now()
 	in, err := pipeline.Inspect(*input, *layout)
 	if err != nil {
@@ -151,8 +155,6 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	rep.Risk = risk.Proto()
 	if *exact {
 		setStoreTimeout(*timeout)
-		ctx, stop := interruptible()
-		defer stop()
 		r, err := pipeline.Risk(ctx, pipeline.RiskParams{Input: *input, Layout: in.Layout, Ks: ks,
 			Scratch: scratchDir(*scratch, *report), Runner: runnerName(*runners.Runner), ConnectTimeout: *timeout}, in)
 		if ctx.Err() != nil {
@@ -163,9 +165,12 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 		}
 		rep.Risk, rep.RiskExact, rep.RiskSeconds = assess.FromCounts(r.RiskCounts, ks, r.Names).Proto(), true, r.Seconds
 	}
-	price, err := assess.Price(context.Background(), sample, ks, modes, assess.PriceParams{
+	price, err := assess.Price(ctx, sample, ks, modes, assess.PriceParams{
 		Rows: max(rep.Users, int64(len(rows))), ChunkSize: *chunkSize, Solver: p.Solver, PoolShare: *poolShare,
 		Order: transforms.SignatureParams{Seed: p.Solver.Seed, Key: p.Key, Iterations: *iterations}})
+	if ctx.Err() != nil {
+		return runErr(context.Cause(ctx))
+	}
 	if err != nil {
 		return inputErr(err)
 	}

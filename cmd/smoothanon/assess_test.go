@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -207,12 +208,12 @@ func TestAssessExact(t *testing.T) {
 	}
 }
 
-// TestAssessExactInterrupted stops `assess --exact` with SIGTERM as its
-// job starts: exit 143, no report, and nothing left in the scratch
-// directory (the job's result and the input's names).
-func TestAssessExactInterrupted(t *testing.T) {
+// TestAssessInterrupted stops `assess` with SIGTERM as its exact job
+// starts, and while it prices: exit 143, no report, and nothing left in
+// the scratch directory (the job's result and the input's names).
+func TestAssessInterrupted(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a child process and a job")
+		t.Skip("runs child processes and a job")
 	}
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.parquet")
@@ -224,37 +225,51 @@ func TestAssessExactInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := filepath.Join(dir, "assess.json")
-	js, _ := json.Marshal([]string{"assess", "--input", in, "--k", "2", "--mode", "smooth", "--sample_rows", "2000", "--exact", "--runner", "prism", "--scratch", scratch, "--report", report})
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), faultEnv+"=none::", faultArgsEnv+"="+string(js))
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if left, _ := os.ReadDir(scratch); len(left) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("the job never made its scratch directory:\n%s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	// The job's directory is made just before it launches, and the job
-	// runs for about a second: the signal lands as it starts or runs.
-	cmd.Process.Signal(syscall.SIGTERM)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
-		t.Errorf("exit %v, want 143 after SIGTERM:\n%.3000s", err, out.String())
-	}
-	if left, _ := os.ReadDir(scratch); len(left) != 0 {
-		t.Errorf("left in the scratch directory after SIGTERM: %v", left)
-	}
-	if _, err := os.Stat(report); err == nil {
-		t.Error("a report after SIGTERM")
+	common := []string{"assess", "--input", in, "--k", "2", "--mode", "smooth", "--report", report}
+	for _, c := range []struct {
+		name string
+		args []string
+		// until returns when the child is where the signal should land.
+		until func(t *testing.T, cmd *exec.Cmd, out *strings.Builder)
+	}{
+		{"as the job starts", []string{"--sample_rows", "2000", "--exact", "--runner", "prism", "--scratch", scratch},
+			func(t *testing.T, cmd *exec.Cmd, out *strings.Builder) {
+				// The job's directory is made just before it launches.
+				deadline := time.Now().Add(2 * time.Minute)
+				for left, _ := os.ReadDir(scratch); len(left) == 0; left, _ = os.ReadDir(scratch) {
+					if time.Now().After(deadline) {
+						cmd.Process.Kill()
+						t.Fatalf("the job never made its scratch directory:\n%s", out.String())
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}},
+		{"while it prices", nil, func(*testing.T, *exec.Cmd, *strings.Builder) {
+			time.Sleep(300 * time.Millisecond) // pricing every row of 100,000 takes seconds
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			js, _ := json.Marshal(append(slices.Clone(common), c.args...))
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), faultEnv+"=none::", faultArgsEnv+"="+string(js))
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			c.until(t, cmd, &out)
+			cmd.Process.Signal(syscall.SIGTERM)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+				t.Errorf("exit %v, want 143 after SIGTERM:\n%.3000s", err, out.String())
+			}
+			if left, _ := os.ReadDir(scratch); len(left) != 0 {
+				t.Errorf("left in the scratch directory after SIGTERM: %v", left)
+			}
+			if _, err := os.Stat(report); err == nil {
+				t.Error("a report after SIGTERM")
+			}
+		})
 	}
 }
