@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/smoothanon/smoothanon/matrix"
@@ -59,9 +60,9 @@ type Run struct {
 	lease   *lease
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
-	sigs    chan os.Signal
-	done    chan struct{}
-	stderr  io.Writer
+	// untrap ends the signal trap (TrapSignals).
+	untrap func()
+	stderr io.Writer
 	// keyFP and pseudo describe the release's user ids (describe).
 	keyFP  string
 	pseudo bool
@@ -166,7 +167,7 @@ func Begin(ctx context.Context, p Plan, stderr io.Writer) (*Run, error) {
 		}
 		r.lease = l
 	}
-	r.trapSignals()
+	r.untrap = TrapSignals(r.cancel)
 	r.fault(StageBegun)
 	return r, nil
 }
@@ -346,21 +347,29 @@ func (r *Run) sweep(ctx context.Context) {
 	}
 }
 
-// trapSignals turns the first SIGINT or SIGTERM into a cancellation of
-// the run's context, and restores the default for the next one.
-func (r *Run) trapSignals() {
+// TrapSignals turns the first SIGINT or SIGTERM into cancel with an
+// InterruptedError, and restores the default for the next one (a second
+// signal ends the process at once); stop ends the trap. Every command
+// that writes and must clean up on a signal traps them here.
+func TrapSignals(cancel context.CancelCauseFunc) (stop func()) {
 	sigs, done := make(chan os.Signal, 1), make(chan struct{})
-	r.sigs, r.done = sigs, done // end closes done; the goroutine reads only its own copies
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
 		select {
 		case s := <-sigs:
 			signal.Stop(sigs)
 			signal.Reset(syscall.SIGINT, syscall.SIGTERM)
-			r.cancel(&InterruptedError{Signal: s})
+			cancel(&InterruptedError{Signal: s})
 		case <-done:
 		}
 	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+		})
+	}
 }
 
 // Context is the run's context: cancelled by SIGINT or SIGTERM, or when a
@@ -551,10 +560,8 @@ func (r *Run) describe(rep *smoothanonpb.RunReport, key *pseudonym.Key) {
 // the signal trap.
 func (r *Run) end(ctx context.Context) {
 	r.pending.discard()
-	if r.done != nil {
-		signal.Stop(r.sigs)
-		close(r.done)
-		r.done = nil
+	if r.untrap != nil {
+		r.untrap()
 	}
 	r.lease.release()
 	if r.staging != "" && r.dead {

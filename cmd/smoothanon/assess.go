@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -234,21 +232,12 @@ func rankNames(rows [][]uint32, v *matrix.Vocab) (*matrix.Vocab, error) {
 
 // interruptible is a context that the first SIGINT or SIGTERM cancels
 // with a release.InterruptedError (exit 128 + the signal), so that a job
-// stops and what it wrote is removed; stop ends the watch.
+// stops and what it wrote is removed; stop ends the trap.
 func interruptible() (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs, done := make(chan os.Signal, 1), make(chan struct{})
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		select {
-		case s := <-sigs:
-			cancel(&release.InterruptedError{Signal: s})
-		case <-done:
-		}
-	}()
+	untrap := release.TrapSignals(cancel)
 	return ctx, func() {
-		signal.Stop(sigs)
-		close(done)
+		untrap()
 		cancel(nil)
 	}
 }
