@@ -305,7 +305,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	}
 	var rows beam.PCollection
 	if in.long() {
-		rows = transforms.GroupPairs(s, files, transforms.GroupParams{Layout: in.layout(), Vocab: vocab})
+		rows = transforms.GroupPairs(s, files, transforms.GroupParams{Layout: in.layout(), Vocab: vocab, Shards: transforms.GroupShards(in.Rows)})
 	} else {
 		rows = transforms.Read(s, files, transforms.ReadParams{Layout: in.layout(), Vocab: vocab})
 	}

@@ -82,7 +82,7 @@ func Risk(ctx context.Context, p RiskParams, in Input) (*RiskResult, error) {
 		}
 		var rows beam.PCollection
 		if in.long() {
-			rows = transforms.GroupPairs(s, files, transforms.GroupParams{Layout: in.layout(), Vocab: vocab})
+			rows = transforms.GroupPairs(s, files, transforms.GroupParams{Layout: in.layout(), Vocab: vocab, Shards: transforms.GroupShards(in.Rows)})
 		} else {
 			rows = transforms.Read(s, files, transforms.ReadParams{Layout: in.layout(), Vocab: vocab})
 		}

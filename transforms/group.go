@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
+	"maps"
 	"reflect"
 	"slices"
 
@@ -19,11 +21,11 @@ var (
 )
 
 func init() {
-	register.DoFn3x1[context.Context, RowGroup, func(string, []byte), error](&readPairsFn{})
+	register.DoFn3x1[context.Context, RowGroup, func(int, []byte), error](&readPairsFn{})
 	beam.RegisterType(reflect.TypeOf((*readNamedPairsFn)(nil)).Elem())
-	register.Emitter2[string, []byte]()
+	register.Emitter2[int, []byte]()
 	register.Iter1[[]byte]()
-	register.DoFn4x1[context.Context, string, func(*[]byte) bool, func(matrix.Matrix), error](&groupUserFn{})
+	register.DoFn4x1[context.Context, int, func(*[]byte) bool, func(matrix.Matrix), error](&groupUserFn{})
 }
 
 // GroupPairs reads a long-form input, one (user, feature) pair per row,
@@ -33,11 +35,16 @@ func init() {
 // user, its features sorted and free of repeats. Work is split per
 // (file, row group) as in Read; each row group is streamed, and every
 // run of consecutive pairs of one user (at most MaxBlockEntries of them)
-// crosses a GroupByKey keyed by the user id as one element, its features
-// sorted and varint-gap encoded. The grouping merges a user's pieces
-// from every file and row group and drops repeated pairs. A worker holds
-// one user's features at a time, plus the block it is filling, which it
-// emits when full and at the end of each bundle.
+// is a piece, its features sorted and varint-gap encoded. Pieces cross a
+// GroupByKey in batches keyed by a hash of the user into p.Shards
+// shards (GroupShards of the pairs), never an element per user: a row
+// group sends at most one batch of up to maxPieceBatch bytes at a time
+// to each shard. A shard merges its users' pieces from every file and
+// row group, drops repeated pairs and emits its rows in user order. A
+// worker holds a row group's unsent batches (at most Shards ×
+// maxPieceBatch bytes), or one shard's pairs (about pairs / Shards:
+// 2.4e6 at 1e10 pairs), plus the block it is filling, which it emits
+// when full and at the end of each shard.
 //
 // A user without features has no row in long form, so no such user
 // reaches the output. A file that cannot be read, or a row with a null
@@ -54,15 +61,36 @@ func GroupPairs(s beam.Scope, files []string, p GroupParams) beam.PCollection {
 		panic(fmt.Sprintf("transforms.GroupPairs: layout %v, want long form", p.Layout))
 	}
 	checkVocabParam("GroupPairs", p.Layout, p.Vocab)
+	if p.Shards < 0 {
+		panic(fmt.Sprintf("transforms.GroupPairs: %d shards", p.Shards))
+	}
+	shards := max(p.Shards, 1)
 	groups := beam.ParDo(s, &expandRowGroupsFn{Layout: p.Layout}, beam.CreateList(s, files))
 	groups = beam.Reshuffle(s, groups)
 	var pieces beam.PCollection
 	if p.Vocab.IsValid() {
-		pieces = beam.ParDo(s, &readNamedPairsFn{readPairsFn{Layout: p.Layout}}, groups, beam.SideInput{Input: p.Vocab})
+		pieces = beam.ParDo(s, &readNamedPairsFn{readPairsFn{Layout: p.Layout, Shards: shards}}, groups, beam.SideInput{Input: p.Vocab})
 	} else {
-		pieces = beam.ParDo(s, &readPairsFn{Layout: p.Layout}, groups)
+		pieces = beam.ParDo(s, &readPairsFn{Layout: p.Layout, Shards: shards}, groups)
 	}
 	return beam.ParDo(s, &groupUserFn{}, beam.GroupByKey(s, pieces))
+}
+
+// maxPieceBatch bounds the bytes of pieces a row group holds for one
+// shard before it sends them.
+const maxPieceBatch = 1 << 20
+
+// GroupShards is the number of shards GroupPairs groups pairs pairs in:
+// about sqrt(pairs/100), so that a row group's batch for a shard and a
+// shard's share of the pairs both grow as the square root of the input;
+// at least 1, at most 4,096.
+func GroupShards(pairs int64) int { return RiskShards(pairs) }
+
+// userShard is the shard of a user id.
+func userShard(user string, shards int) int {
+	h := fnv.New64a()
+	h.Write([]byte(user))
+	return int(h.Sum64() % uint64(shards))
 }
 
 // GroupParams configure GroupPairs.
@@ -73,13 +101,20 @@ type GroupParams struct {
 	// Vocab is BuildVocab's output: the vocabulary named features are
 	// read through. Required when Layout.Values are names, else unset.
 	Vocab beam.PCollection
+	// Shards is how many shards the users are grouped in (GroupShards of
+	// the input's pairs). Optional; default 1.
+	Shards int
 }
 
 // readPairsFn streams one row group's pairs and emits each run of
-// consecutive pairs of one user as (user, encoded sorted features).
-type readPairsFn struct{ Layout matrix.Layout }
+// consecutive pairs of one user as a piece (user, encoded sorted
+// features), in batches by the user's shard.
+type readPairsFn struct {
+	Layout matrix.Layout
+	Shards int
+}
 
-func (fn *readPairsFn) ProcessElement(ctx context.Context, g RowGroup, emit func(string, []byte)) error {
+func (fn *readPairsFn) ProcessElement(ctx context.Context, g RowGroup, emit func(int, []byte)) error {
 	return fn.read(ctx, g, nil, emit)
 }
 
@@ -87,7 +122,7 @@ func (fn *readPairsFn) ProcessElement(ctx context.Context, g RowGroup, emit func
 // in the vocabulary of the side input.
 type readNamedPairsFn struct{ readPairsFn }
 
-func (fn *readNamedPairsFn) ProcessElement(ctx context.Context, g RowGroup, ref VocabRef, emit func(string, []byte)) error {
+func (fn *readNamedPairsFn) ProcessElement(ctx context.Context, g RowGroup, ref VocabRef, emit func(int, []byte)) error {
 	v, err := loadVocab(ctx, ref.Path)
 	if err != nil {
 		return err
@@ -95,7 +130,7 @@ func (fn *readNamedPairsFn) ProcessElement(ctx context.Context, g RowGroup, ref 
 	return fn.read(ctx, g, v, emit)
 }
 
-func (fn *readPairsFn) read(ctx context.Context, g RowGroup, v *matrix.Vocab, emit func(string, []byte)) error {
+func (fn *readPairsFn) read(ctx context.Context, g RowGroup, v *matrix.Vocab, emit func(int, []byte)) error {
 	f, err := openRowGroupFile(g, fn.Layout, v)
 	if err != nil {
 		return err
@@ -104,8 +139,11 @@ func (fn *readPairsFn) read(ctx context.Context, g RowGroup, v *matrix.Vocab, em
 	var (
 		user            string
 		buf             []uint32
+		gaps            []byte
 		pairs, repeated int64
 	)
+	shards := max(fn.Shards, 1)
+	batches := make([]enc, shards)
 	flush := func() {
 		if len(buf) == 0 {
 			return
@@ -114,7 +152,16 @@ func (fn *readPairsFn) read(ctx context.Context, g RowGroup, v *matrix.Vocab, em
 		n := len(buf)
 		buf = slices.Compact(buf)
 		repeated += int64(n - len(buf))
-		emit(user, appendGaps(nil, buf))
+		shard := userShard(user, shards)
+		e := &batches[shard]
+		gaps = appendGaps(gaps[:0], buf)
+		e.str(user)
+		e.uvarint(uint64(len(gaps)))
+		e.b = append(e.b, gaps...)
+		if len(e.b) >= maxPieceBatch {
+			emit(shard, e.b)
+			e.b = nil
+		}
 		buf = buf[:0]
 	}
 	err = f.ReadRowGroup(int(g.Group), func(u string, feats []uint32) error {
@@ -130,6 +177,11 @@ func (fn *readPairsFn) read(ctx context.Context, g RowGroup, v *matrix.Vocab, em
 		return markJobError(err)
 	}
 	flush()
+	for shard, e := range batches {
+		if len(e.b) > 0 {
+			emit(shard, e.b)
+		}
+	}
 	pairsRead.Inc(ctx, pairs)
 	pairsRepeated.Inc(ctx, repeated) // within a run; groupUserFn counts those across runs
 	rowGroupsRead.Inc(ctx, 1)
@@ -162,47 +214,72 @@ func appendFeatures(f []uint32, b []byte) ([]uint32, error) {
 	return f, nil
 }
 
-// groupUserFn merges one user's pieces into a row and adds it to the
-// bundle's block, emitted when full and when the bundle finishes.
+// groupUserFn merges one shard's pieces into a row per user, in user
+// order, into blocks emitted when full and when the shard is done.
 type groupUserFn struct {
 	block matrix.Matrix
-	buf   []uint32
 }
 
-func (fn *groupUserFn) ProcessElement(ctx context.Context, user string, pieces func(*[]byte) bool, emit func(matrix.Matrix)) error {
-	fn.buf = fn.buf[:0]
-	var piece []byte
-	var err error
-	n := 0
-	for ; pieces(&piece); n++ {
-		if fn.buf, err = appendFeatures(fn.buf, piece); err != nil {
+func (fn *groupUserFn) ProcessElement(ctx context.Context, _ int, batches func(*[]byte) bool, emit func(matrix.Matrix)) error {
+	type user struct {
+		feats  []uint32
+		pieces int
+	}
+	users := map[string]*user{}
+	var b []byte
+	for batches(&b) {
+		d := dec{b: b}
+		for len(d.b) > 0 && d.err == nil {
+			id, piece := d.str(), d.str()
+			if d.err != nil {
+				break
+			}
+			u := users[id]
+			if u == nil {
+				u = &user{}
+				users[id] = u
+			}
+			var err error
+			if u.feats, err = appendFeatures(u.feats, []byte(piece)); err != nil {
+				return err
+			}
+			u.pieces++
+		}
+		if err := d.done("a batch of pieces"); err != nil {
 			return err
 		}
 	}
-	seen := len(fn.buf)
-	if n > 1 { // each piece is sorted and free of repeats already
-		slices.Sort(fn.buf)
-		fn.buf = slices.Compact(fn.buf)
-	}
-	pairsRepeated.Inc(ctx, int64(seen-len(fn.buf)))
 	if fn.block.Offsets == nil {
 		fn.block = emptyMatrix()
 	}
-	if fn.block.NumRows() > 0 && len(fn.block.Features)+len(fn.buf) > MaxBlockEntries {
-		fn.flush(ctx, emit)
+	var repeated int64
+	for _, id := range slices.Sorted(maps.Keys(users)) {
+		u := users[id]
+		if u.pieces > 1 { // each piece is sorted and free of repeats already
+			n := len(u.feats)
+			slices.Sort(u.feats)
+			u.feats = slices.Compact(u.feats)
+			repeated += int64(n - len(u.feats))
+		}
+		if fn.block.NumRows() > 0 && len(fn.block.Features)+len(u.feats) > MaxBlockEntries {
+			fn.flush(ctx, emit)
+		}
+		fn.block.Users = append(fn.block.Users, id)
+		fn.block.Features = append(fn.block.Features, u.feats...)
+		fn.block.Offsets = append(fn.block.Offsets, int64(len(fn.block.Features)))
+		if full(fn.block.NumRows(), len(fn.block.Features)) {
+			fn.flush(ctx, emit)
+		}
+		delete(users, id)
 	}
-	fn.block.Users = append(fn.block.Users, user)
-	fn.block.Features = append(fn.block.Features, fn.buf...)
-	fn.block.Offsets = append(fn.block.Offsets, int64(len(fn.block.Features)))
-	if full(fn.block.NumRows(), len(fn.block.Features)) {
-		fn.flush(ctx, emit)
-	}
+	pairsRepeated.Inc(ctx, repeated)
+	fn.flush(ctx, emit)
 	return nil
 }
 
 func (fn *groupUserFn) FinishBundle(ctx context.Context, emit func(matrix.Matrix)) {
 	fn.flush(ctx, emit)
-	fn.block, fn.buf = matrix.Matrix{}, nil
+	fn.block = matrix.Matrix{}
 }
 
 // flush emits the block being filled, if it holds rows, and starts a new
