@@ -62,7 +62,8 @@ type RiskFeature struct {
 }
 
 // maxBatchSets bounds the distinct sets a bundle counts before it emits
-// them: what a bundle holds stays bounded whatever its rows.
+// them (checked after each block, so one block more): what a bundle
+// holds stays bounded whatever its rows.
 const maxBatchSets = 1 << 18
 
 // RiskShards is the number of shards Risk splits the sets and probes of
@@ -99,12 +100,13 @@ func init() {
 // sends each set's presence and each unique row's probes in batches to
 // the probe shards; features and their exposing counts go in blocks of
 // 4,096 feature ids. A worker holds a bundle's distinct sets (at most
-// maxBatchSets), one shard's sets or probes (about rows/Shards sets, ten
-// times that in probes), or one block of features.
+// maxBatchSets, and one block more), one shard's sets or probes (about
+// rows/Shards sets, and a probe per feature of their unique rows), or one
+// block of features.
 func Risk(s beam.Scope, blocks beam.PCollection, p RiskParams) {
 	s = s.Scope("Risk")
 	if len(p.Ks) == 0 || p.Path == "" || p.Shards < 0 {
-		panic(fmt.Sprintf("transforms.Risk: want Ks and Path, got %+v", p))
+		panic(fmt.Sprintf("transforms.Risk: want Ks, Path and Shards >= 0, got %+v", p))
 	}
 	shards := cmp.Or(p.Shards, 1)
 	sets := beam.ParDo(s, &setBatchFn{Shards: shards}, blocks)

@@ -177,30 +177,45 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	printAssess(stdout, rep)
-	if *plotPath != "" {
+	written, err := writeAssess(rep, *plotPath, *report, stdout)
+	if ctx.Err() != nil {
+		// The signal came while the outputs were written: none stays.
+		for _, path := range written {
+			storage.RemoveAll(context.WithoutCancel(ctx), path)
+		}
+		return runErr(context.Cause(ctx))
+	}
+	return err
+}
+
+// writeAssess writes rep's plot to plotPath and rep to report (- for
+// stdout), each when given, and returns the files it wrote.
+func writeAssess(rep *smoothanonpb.Assessment, plotPath, report string, stdout io.Writer) (written []string, err error) {
+	if plotPath != "" {
 		png, err := plotPrice(rep)
 		if err != nil {
-			return err
+			return written, err
 		}
-		if err := writeFileAtomic(*plotPath, png); err != nil {
-			return usageErr("--plot %s: %v", *plotPath, err)
+		if err := writeFileAtomic(plotPath, png); err != nil {
+			return written, usageErr("--plot %s: %v", plotPath, err)
 		}
+		written = append(written, plotPath)
 	}
-	if *report == "" {
-		return nil
+	if report == "" {
+		return written, nil
 	}
 	b, err := release.EncodeJSON(rep)
 	if err != nil {
-		return err
+		return written, err
 	}
-	if *report == "-" {
+	if report == "-" {
 		_, err = stdout.Write(b)
-		return err
+		return written, err
 	}
-	if err := writeFileAtomic(*report, b); err != nil {
-		return usageErr("--report %s: %v", *report, err)
+	if err := writeFileAtomic(report, b); err != nil {
+		return written, usageErr("--report %s: %v", report, err)
 	}
-	return nil
+	return append(written, report), nil
 }
 
 // rankNames renumbers the named features of rows, numbered by v in the
