@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -292,23 +292,30 @@ type hooks struct {
 	runRows int64
 }
 
-func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
-	p = withDefaults(p)
-	files := append([]string(nil), in.Files...)
-	sort.Strings(files)
-	pl, s := beam.NewPipelineWithRoot()
-	var vocab beam.PCollection // named features: their vocabulary
-	var vocabPath string
-	if in.Layout.Values.Named() {
-		vocabPath = release.StagedVocab(staging)
+// readRows is the PCollection<matrix.Matrix> of in's rows, its files
+// taken in name order: read in list form, grouped in long form. Named
+// features are numbered by the vocabulary BuildVocab writes to vocabPath
+// (given exactly when in's features are named).
+func readRows(s beam.Scope, in Input, vocabPath string) beam.PCollection {
+	files := slices.Sorted(slices.Values(in.Files))
+	var vocab beam.PCollection
+	if vocabPath != "" {
 		vocab = transforms.BuildVocab(s, files, transforms.VocabParams{Layout: in.layout(), Path: vocabPath})
 	}
-	var rows beam.PCollection
 	if in.long() {
-		rows = transforms.GroupPairs(s, files, transforms.GroupParams{Layout: in.layout(), Vocab: vocab, Shards: transforms.GroupShards(in.Rows)})
-	} else {
-		rows = transforms.Read(s, files, transforms.ReadParams{Layout: in.layout(), Vocab: vocab})
+		return transforms.GroupPairs(s, files, transforms.GroupParams{Layout: in.layout(), Vocab: vocab, Shards: transforms.GroupShards(in.Rows)})
 	}
+	return transforms.Read(s, files, transforms.ReadParams{Layout: in.layout(), Vocab: vocab})
+}
+
+func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
+	p = withDefaults(p)
+	pl, s := beam.NewPipelineWithRoot()
+	var vocabPath string // named features: their vocabulary
+	if in.Layout.Values.Named() {
+		vocabPath = release.StagedVocab(staging)
+	}
+	rows := readRows(s, in, vocabPath)
 	md := release.FileMetadata(p.PseudonymKey)
 	if p.PseudonymKey != nil {
 		rows = transforms.Pseudonymize(s, rows, transforms.PseudonymizeParams{Key: *p.PseudonymKey})
@@ -342,7 +349,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	stats = append(stats, verified, accounted, written, transforms.CountRows(s, rows))
 	all := transforms.CombineStats(s, stats, chunkStats)
 	transforms.Report(s, all, transforms.ReportParams{Staging: staging, K: k, Mode: mode, ChunkSize: p.ChunkSize,
-		InputFiles: int64(len(files)), PoolShare: p.PoolShare, Metadata: md, Shape: p.OutputShape, Values: in.layout().Values})
+		InputFiles: int64(len(in.Files)), PoolShare: p.PoolShare, Metadata: md, Shape: p.OutputShape, Values: in.layout().Values})
 	return pl
 }
 

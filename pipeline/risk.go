@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -73,19 +72,12 @@ func Risk(ctx context.Context, p RiskParams, in Input) (*RiskResult, error) {
 		run.ConnectTimeout = DefaultConnectTimeout
 	}
 	build := func() *beam.Pipeline {
-		files := append([]string(nil), in.Files...)
-		sort.Strings(files)
 		pl, s := beam.NewPipelineWithRoot()
-		var vocab beam.PCollection
+		var vocab string
 		if in.Layout.Values.Named() {
-			vocab = transforms.BuildVocab(s, files, transforms.VocabParams{Layout: in.layout(), Path: vocabPath})
+			vocab = vocabPath
 		}
-		var rows beam.PCollection
-		if in.long() {
-			rows = transforms.GroupPairs(s, files, transforms.GroupParams{Layout: in.layout(), Vocab: vocab, Shards: transforms.GroupShards(in.Rows)})
-		} else {
-			rows = transforms.Read(s, files, transforms.ReadParams{Layout: in.layout(), Vocab: vocab})
-		}
+		rows := readRows(s, in, vocab)
 		transforms.Risk(s, rows, transforms.RiskParams{Ks: p.Ks, Path: result, Shards: transforms.RiskShards(in.Rows)})
 		return pl
 	}

@@ -48,14 +48,7 @@ func TestAssess(t *testing.T) {
 			t.Errorf("assess output lacks %q:\n%s", want, stdout)
 		}
 	}
-	a := &smoothanonpb.Assessment{}
-	b, err := os.ReadFile(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := protojson.Unmarshal(b, a); err != nil {
-		t.Fatal(err)
-	}
+	a := readAssessment(t, rep)
 	if len(a.Price) != 2 || a.Price[0].K != 4 || a.Price[1].K != 8 || !a.WholeInput || a.Users != 6000 || a.Price[1].Chunks != 3 || a.Risk.Rows != 6000 {
 		t.Fatalf("report %+v", a)
 	}
@@ -65,7 +58,8 @@ func TestAssess(t *testing.T) {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
 	var r struct{ Jaccard float64 }
-	if b, err = os.ReadFile(metrics); err != nil {
+	b, err := os.ReadFile(metrics)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -164,14 +158,7 @@ func TestAssessExact(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("assess %v: exit %d: %s", args, code, stderr)
 		}
-		a := &smoothanonpb.Assessment{}
-		b, err := os.ReadFile(rep)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := protojson.Unmarshal(b, a); err != nil {
-			t.Fatal(err)
-		}
+		a := readAssessment(t, rep)
 		if len(args) > 0 && !strings.Contains(stdout, "counted over every row by a job") {
 			t.Errorf("assess %v says nothing of the job:\n%s", args, stdout)
 		}
@@ -272,4 +259,18 @@ func TestAssessInterrupted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readAssessment reads the assess report at path.
+func readAssessment(t *testing.T, path string) *smoothanonpb.Assessment {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &smoothanonpb.Assessment{}
+	if err := protojson.Unmarshal(b, a); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return a
 }
