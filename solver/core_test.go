@@ -84,7 +84,7 @@ func TestCoreGroups(t *testing.T) {
 			[][]int32{{0, 1}, {2, 3}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			pr := newProblem(rowsMatrix(c.rows...))
+			pr := newProblem(rowsMatrix(c.rows...), Params{})
 			got := pr.coreGroups(c.k)
 			for _, g := range got {
 				slices.Sort(g)
@@ -135,7 +135,7 @@ func TestCoreGroupsBudget(t *testing.T) {
 		slices.Sort(row)
 		rows = append(rows, row)
 	}
-	pr := newProblem(rowsMatrix(rows...))
+	pr := newProblem(rowsMatrix(rows...), Params{})
 	if pr.coreCount([]int32{int32(pr.np - 1)}, 3) <= coreBudget {
 		t.Fatalf("C(16, 3) = %d within the budget: the test needs a level past it", pr.coreCount([]int32{int32(pr.np - 1)}, 3))
 	}
@@ -154,7 +154,7 @@ func TestCoreGroupsBudget(t *testing.T) {
 // once, ascending, with their users counted once, heaviest first.
 func TestHeavyCores(t *testing.T) {
 	withCoreHash(t, func(row []int32, mask uint32) uint64 { return uint64(bits.OnesCount32(mask) % 2) })
-	pr := newProblem(randomMatrix(4, 300, 20, 3))
+	pr := newProblem(randomMatrix(4, 300, 20, 3), Params{})
 	free := make([]int32, pr.np)
 	for p := range free {
 		free[p] = int32(p)
@@ -218,7 +218,7 @@ func TestCoreGroupsCollisions(t *testing.T) {
 		return 7
 	})
 	m := randomMatrix(3, 200, 30, 4)
-	pr := newProblem(m)
+	pr := newProblem(m, Params{})
 	got := pr.coreGroups(6)
 	checkCover(t, got, m.NumRows(), 6)
 }

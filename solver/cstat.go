@@ -24,12 +24,18 @@ type cstat struct {
 	// M = #{f: 2h > s} and W = #{f: 2h ≥ s}, kept up to date by bump and
 	// resize. #{h = s} and #{h = s−1} are read from byH.
 	M, W int32
+	// sens counts the sensitive features (nil where the problem has
+	// none); h, hv, byH, M and W count only the others.
+	sens *sstat
 }
 
 // newCstat returns the counts of a cluster of members. hv is built once at
 // the end (hmin = 0 while adding: hv not kept).
 func newCstat(pr *problem, members []int32) cstat {
 	c := cstat{byH: make([]int32, 2)}
+	if pr.nfn < int32(pr.nf) {
+		c.sens = newSstat(pr.nfn, pr.smin)
+	}
 	for _, u := range members {
 		c.add(pr.urow(u))
 	}
@@ -134,25 +140,77 @@ func (c *cstat) reindex() {
 	})
 }
 
+// split cuts a row (sorted) into its features that are not sensitive and
+// its sensitive ones, which come last.
+func (c *cstat) split(row []int32) (plain, sens []int32) {
+	if c.sens == nil {
+		return row, nil
+	}
+	i := len(row)
+	for i > 0 && row[i-1] >= c.sens.nfn {
+		i--
+	}
+	return row[:i], row[i:]
+}
+
 // add adds a member with row.
 func (c *cstat) add(row []int32) {
+	row, srow := c.split(row)
 	for _, f := range row {
 		c.bump(f, 1)
+	}
+	for _, f := range srow {
+		c.sens.bump(f, 1)
 	}
 	c.resize(1)
 }
 
 // remove removes a member with row.
 func (c *cstat) remove(row []int32) {
+	row, srow := c.split(row)
 	for _, f := range row {
 		c.bump(f, -1)
 	}
+	for _, f := range srow {
+		c.sens.bump(f, -1)
+	}
 	c.resize(-1)
+}
+
+// total is the cost of the cluster.
+func (c *cstat) total(mode matrix.Mode) cost {
+	var t cost
+	c.h.each(func(_, h int32) { t = t.add(featCost(h, c.s, mode)) })
+	if c.sens != nil {
+		t = t.add(c.sens.total(c.s))
+	}
+	return t
 }
 
 // deltaIn is the change of the suppressed and created entries of adding
 // a user with row to c.
 func (c *cstat) deltaIn(row []int32, mode matrix.Mode) cost {
+	row, srow := c.split(row)
+	d := c.plainIn(row, mode)
+	if c.sens != nil {
+		d = d.add(c.sens.deltaIn(srow, c.s))
+	}
+	return d
+}
+
+// deltaOut is the change of the suppressed and created entries of removing
+// a member with row from c.
+func (c *cstat) deltaOut(row []int32, mode matrix.Mode) cost {
+	row, srow := c.split(row)
+	d := c.plainOut(row, mode)
+	if c.sens != nil {
+		d = d.add(c.sens.deltaOut(srow, c.s))
+	}
+	return d
+}
+
+// plainIn is deltaIn for a row without sensitive features.
+func (c *cstat) plainIn(row []int32, mode matrix.Mode) cost {
 	s := c.s
 	if mode == matrix.NonSmooth {
 		a := int64(0)
@@ -192,9 +250,8 @@ func (c *cstat) deltaIn(row []int32, mode matrix.Mode) cost {
 	return d
 }
 
-// deltaOut is the change of the suppressed and created entries of removing
-// a member with row from c.
-func (c *cstat) deltaOut(row []int32, mode matrix.Mode) cost {
+// plainOut is deltaOut for a row without sensitive features.
+func (c *cstat) plainOut(row []int32, mode matrix.Mode) cost {
 	s := c.s
 	if mode == matrix.NonSmooth {
 		n1 := int64(c.at(s - 1))
@@ -243,6 +300,9 @@ func (c *cstat) deltaOut(row []int32, mode matrix.Mode) cost {
 // which the one more holder may keep on the tie. Its count, and any count
 // while hv is not kept (hmin = 0) or at size 1, is read from h.
 func (c *cstat) deltaHolder(f, dh int32, mode matrix.Mode) cost {
+	if c.sens != nil && f >= c.sens.nfn {
+		return c.sens.deltaHolder(f, dh, c.s)
+	}
 	h := c.hv.get(f)
 	if h == 0 && c.hmin > 0 && 2*c.hmin <= c.s && (dh < 0 || 2*c.hmin < c.s || mode == matrix.NonSmooth) {
 		return cost{s: int64(dh)}

@@ -27,7 +27,7 @@ func TestJaccardObjective(t *testing.T) {
 		for i, r := range rows {
 			m.Append(fmt.Sprintf("u%d", i), r)
 		}
-		pr := newProblem(m)
+		pr := newProblem(m, Params{})
 		s := &state{p: Params{K: 2, Mode: matrix.Smooth}, pr: pr, ctx: context.Background()}
 		r := s.newRefiner([][]int32{{0, 1, 2}, {3, 4}, {5, 6}})
 		if r.total != (cost{s: 5, c: 7}) {

@@ -13,7 +13,8 @@ import (
 )
 
 // problem is the input in canonical order, with identical rows merged into
-// weighted points and feature ids renumbered densely (order preserved).
+// weighted points and feature ids renumbered densely (order preserved,
+// except that sensitive features come after the others).
 type problem struct {
 	n, np, nf int
 	entries   int64   // input entries (Σ of the users' degrees)
@@ -28,6 +29,11 @@ type problem struct {
 	byDeg     []int32  // points by (degree, index)
 	orig      []uint32 // dense feature id -> input feature id
 	maxDeg    int32
+	// nfn is the number of features that are not sensitive: dense ids ≥
+	// nfn are the sensitive ones (see sensitive.go), nf when none. smin
+	// is SensitiveMin of the parameters.
+	nfn  int32
+	smin int32
 	// nbr lists, per point, its nbrPoints nearest other points (-1 pads),
 	// as found by facilityCostsKNN (points with enough identical copies
 	// have none) or, under the Mondrian start, nearestPoints.
@@ -121,13 +127,24 @@ const slotLead = 16
 // hashRow is matrix.HashRow; tests replace it to force collisions.
 var hashRow = matrix.HashRow
 
-// newProblem prepares m, its rows in order (user u is row u).
-func newProblem(m *matrix.Matrix) *problem {
+// newProblem prepares m, its rows in order (user u is row u), with p's
+// sensitive features.
+func newProblem(m *matrix.Matrix, p Params) *problem {
 	n := m.NumRows()
-	pr := &problem{n: n, userPoint: make([]int32, n), entries: int64(len(m.Features))}
+	pr := &problem{n: n, userPoint: make([]int32, n), entries: int64(len(m.Features)), smin: SensitiveMin(p)}
 	var dense func(uint32) int
 	pr.orig, dense = denseFeatures(m.Features)
 	pr.nf = len(pr.orig)
+	perm, nfn := sensitiveOrder(pr.orig, p.Sensitive)
+	pr.nfn = int32(nfn)
+	if perm != nil {
+		orig, plain := make([]uint32, pr.nf), dense
+		for f, id := range pr.orig {
+			orig[perm[f]] = id
+		}
+		pr.orig = orig
+		dense = func(f uint32) int { return int(perm[plain(f)]) }
+	}
 
 	// Points: identical rows share one, numbered by their first user. An
 	// open-addressing table of row hashes finds a row's point (a hash
@@ -170,6 +187,9 @@ func newProblem(m *matrix.Matrix) *problem {
 			pr.w = append(pr.w, 0)
 			for _, f := range row {
 				pr.feat = append(pr.feat, int32(dense(f)))
+			}
+			if perm != nil {
+				slices.Sort(pr.feat[pr.off[len(pr.off)-1]:])
 			}
 			pr.off = append(pr.off, int32(len(pr.feat)))
 			pr.maxDeg = max(pr.maxDeg, int32(len(row)))
@@ -327,18 +347,39 @@ func (pr *problem) centre(members []int32, mode matrix.Mode, cnt []int32, touche
 			cnt[f]++
 		}
 	}
-	// Dense ids keep the order of the input ids (pr.orig ascends).
+	// Dense ids keep the order of the input ids (pr.orig ascends) but for
+	// sensitive features, which come last.
 	slices.Sort(*touched)
 	s := int32(len(members))
 	var out []uint32
 	for _, f := range *touched {
-		if keep(cnt[f], s, mode) {
+		if pr.keep(f, cnt[f], s, mode) {
 			out = append(out, pr.orig[f])
 		}
 		cnt[f] = 0
 	}
 	*touched = (*touched)[:0]
+	if pr.nfn < int32(pr.nf) {
+		slices.Sort(out)
+	}
 	return out
+}
+
+// keep says whether feature f, held by h of s users, is released: by the
+// mode's rule, or the sensitive rule where f is sensitive.
+func (pr *problem) keep(f, h, s int32, mode matrix.Mode) bool {
+	if f >= pr.nfn {
+		return shown(h, s, pr.smin)
+	}
+	return keep(h, s, mode)
+}
+
+// featCost is the cost of feature f held by h of s users (see keep).
+func (pr *problem) featCost(f, h, s int32, mode matrix.Mode) cost {
+	if f >= pr.nfn {
+		return sensCost(h, s, pr.smin)
+	}
+	return featCost(h, s, mode)
 }
 
 // keep says whether a feature held by h of s users is released.
@@ -387,7 +428,7 @@ func (pr *problem) costOf(members []int32, mode matrix.Mode, cnt []int32, touche
 	s := int32(len(members))
 	var c cost
 	for _, f := range *touched {
-		c = c.add(featCost(cnt[f], s, mode))
+		c = c.add(pr.featCost(f, cnt[f], s, mode))
 		cnt[f] = 0
 	}
 	*touched = (*touched)[:0]

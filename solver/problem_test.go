@@ -32,7 +32,7 @@ func TestNewProblemPoints(t *testing.T) {
 				defer func(h func([]uint32) uint64) { hashRow = h }(hashRow)
 				hashRow = func(r []uint32) uint64 { return uint64(len(r)) }
 			}
-			pr := newProblem(m)
+			pr := newProblem(m, Params{})
 			firstOf := map[string]int32{} // row -> expected point
 			w := map[int32]int32{}
 			for u := range m.NumRows() {
@@ -87,7 +87,7 @@ func TestNearestPoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr := newProblem(m)
+	pr := newProblem(m, Params{})
 	point := func(user string) int32 { return pr.userPoint[slices.Index(m.Users, user)] }
 	names := map[int32]string{}
 	for _, u := range []string{"a0", "b0", "c0", "d0", "e0", "f0"} {

@@ -137,7 +137,7 @@ func (s *state) newRefiner(clusters [][]int32) *refiner {
 			for _, u := range clusters[c] {
 				r.cl[u] = int32(c)
 			}
-			st.h.each(func(_, h int32) { costs[c] = costs[c].add(featCost(h, st.s, r.mode)) })
+			costs[c] = st.total(r.mode)
 		}
 	})
 	for _, c := range costs {
@@ -427,8 +427,7 @@ func (r *refiner) dissolvePass() int {
 func (r *refiner) mayDissolve(a int32, mem []int32) bool {
 	pr := r.pr
 	st := &r.st[a]
-	var d cost
-	st.h.each(func(_, h int32) { d = d.minus(featCost(h, st.s, r.mode)) })
+	d := cost{}.minus(st.total(r.mode))
 	for _, u := range mem {
 		p := pr.userPoint[u]
 		row := pr.row(p)

@@ -18,7 +18,7 @@ func TestKeptNearestStayRight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr := newProblem(m)
+	pr := newProblem(m, Params{})
 	for _, md := range allModes {
 		s := &state{p: withDefaults(Params{K: 4, Mode: md, Seed: 1}), ctx: context.Background(), canon: m, pr: pr}
 		// Clusters of 4 to 9 users in canonical order: many moves to make.

@@ -16,7 +16,7 @@ func resolveState(rows [][]uint32, k int, md matrix.Mode) *state {
 	for i, r := range rows {
 		m.Append(fmt.Sprintf("u%02d", i), r)
 	}
-	return &state{p: withDefaults(Params{K: k, Mode: md, Seed: 1}), ctx: context.Background(), canon: m, pr: newProblem(m)}
+	return &state{p: withDefaults(Params{K: k, Mode: md, Seed: 1}), ctx: context.Background(), canon: m, pr: newProblem(m, Params{})}
 }
 
 // sortedClusters is clusters with members and clusters sorted.

@@ -206,6 +206,17 @@ type Params struct {
 	// the same time unless it is 1. Optional; default 0 = GOMAXPROCS.
 	// The result does not depend on it.
 	Workers int `json:"workers"`
+	// Sensitive lists the input feature ids that follow the sensitive
+	// rule (see SensitivePolicy): shown in a cluster only if every member
+	// held it and the cluster has at least SensitiveK members. Optional;
+	// default none; ascending, without repeats.
+	Sensitive []uint32 `json:"sensitive,omitempty"`
+	// SensitiveK is the least size of a cluster that shows a sensitive
+	// feature. Optional; default 0, meaning K; at least K.
+	SensitiveK int `json:"sensitive_k,omitempty"`
+	// SensitivePolicy says whether sensitive features may be shown at all.
+	// Optional; default SensitiveShow.
+	SensitivePolicy SensitivePolicy `json:"sensitive_policy,omitempty"`
 }
 
 // Progress receives the progress of a solve (SolveProgress): a stage name
@@ -257,6 +268,9 @@ func CheckParams(p Params, rows int) error {
 	}
 	if p.Workers < 0 {
 		return fmt.Errorf("workers = %d, must be at least 0 (0 means GOMAXPROCS)", p.Workers)
+	}
+	if err := checkSensitive(p); err != nil {
+		return err
 	}
 	if rows < 0 || rows > 1<<31-2 {
 		return fmt.Errorf("%d rows: unsupported input size", rows)
@@ -316,7 +330,7 @@ func solve(ctx context.Context, m *matrix.Matrix, p Params, progress Progress, n
 		perm[i] = int(r)
 	}
 	s.canon = m.Permute(perm)
-	s.pr = newProblem(s.canon)
+	s.pr = newProblem(s.canon, p)
 	if err := s.run(); err != nil {
 		return nil, err
 	}

@@ -321,7 +321,7 @@ func TestNonSmoothGroupsShareFeatures(t *testing.T) {
 func TestPartitionCommon(t *testing.T) {
 	const hubs, k = 5, 4
 	m := hubsAndSingles(hubs, k)
-	pr := newProblem(m)
+	pr := newProblem(m, Params{})
 	members := make([]int32, pr.n)
 	for i := range members {
 		members[i] = int32(i)
@@ -371,7 +371,7 @@ func TestPartitionCommonLongLists(t *testing.T) {
 		}
 		m.Append(fmt.Sprintf("u%04d", i), f)
 	}
-	pr := newProblem(m)
+	pr := newProblem(m, Params{})
 	members := make([]int32, pr.n)
 	for i := range members {
 		members[i] = int32(i)
@@ -600,7 +600,37 @@ func TestImprovedNotWorse(t *testing.T) {
 // recount, for random clusters and users.
 func TestDeltas(t *testing.T) {
 	m := randomMatrix(5, 200, 12, 4)
-	pr := newProblem(m)
+	for _, sp := range sensitiveVariants(m) {
+		t.Run(sensitiveName(sp), func(t *testing.T) { testDeltas(t, newProblem(m, sp)) })
+	}
+}
+
+// sensitiveVariants are the sensitive settings the delta tests run under:
+// none, every third feature of m at several least sizes, and dropped.
+func sensitiveVariants(m *matrix.Matrix) []Params {
+	var every3 []uint32
+	for _, f := range slices.Compact(slices.Sorted(slices.Values(m.Features))) {
+		if f%3 == 1 {
+			every3 = append(every3, f)
+		}
+	}
+	return []Params{
+		{},
+		{K: 1, Sensitive: every3},
+		{K: 2, SensitiveK: 5, Sensitive: every3},
+		{K: 2, SensitiveK: 40, Sensitive: every3},
+		{K: 2, Sensitive: every3, SensitivePolicy: SensitiveDrop},
+	}
+}
+
+func sensitiveName(p Params) string {
+	if len(p.Sensitive) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("sensitive_k=%d,%s", SensitiveMin(p), p.SensitivePolicy)
+}
+
+func testDeltas(t *testing.T, pr *problem) {
 	cnt := make([]int32, pr.nf)
 	var touched []int32
 	r := rand.New(rand.NewPCG(1, 2))
@@ -664,7 +694,12 @@ func checkSwap(t *testing.T, pr *problem, md matrix.Mode, ca *cstat, a []int32, 
 // on growth and on shrinking are both exercised.
 func TestDeltasChurn(t *testing.T) {
 	m := randomMatrix(7, 300, 10, 4) // few columns: many features held by about half
-	pr := newProblem(m)
+	for _, sp := range sensitiveVariants(m) {
+		t.Run(sensitiveName(sp), func(t *testing.T) { testDeltasChurn(t, newProblem(m, sp)) })
+	}
+}
+
+func testDeltasChurn(t *testing.T, pr *problem) {
 	cnt := make([]int32, pr.nf)
 	var touched []int32
 	r := rand.New(rand.NewPCG(3, 4))
@@ -743,7 +778,7 @@ func testFacilityCosts(t *testing.T, cols int) {
 	for i := 0; i < 20; i++ {
 		m.Append(fmt.Sprintf("dup%02d", i), m.Row(i%4))
 	}
-	pr := newProblem(m)
+	pr := newProblem(m, Params{})
 	if (pr.bits != nil) != (pr.nf <= denseColumns) {
 		t.Fatalf("%d columns: bitsets %v", pr.nf, pr.bits != nil)
 	}
@@ -849,7 +884,7 @@ func TestFacilitySetsAgree(t *testing.T) {
 			// may take for exact.
 			var got [6][][]int32
 			for i := range got {
-				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3, Search: Exact}), ctx: context.Background(), canon: m, pr: newProblem(m)}
+				s := &state{p: withDefaults(Params{K: 5, Mode: md, Seed: 3, Search: Exact}), ctx: context.Background(), canon: m, pr: newProblem(m, Params{})}
 				ix, err := knn.NewIndex(m, 2)
 				if err != nil {
 					t.Fatal(err)

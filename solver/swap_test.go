@@ -128,7 +128,7 @@ func TestSwapPass(t *testing.T) {
 					m, clusters := randomClusters(seed, large)
 					var first [][]int32
 					for _, w := range []int{1, 4} {
-						s := &state{p: withDefaults(Params{K: 3, Mode: md, Seed: 1, Workers: w}), ctx: context.Background(), canon: m, pr: newProblem(m)}
+						s := &state{p: withDefaults(Params{K: 3, Mode: md, Seed: 1, Workers: w}), ctx: context.Background(), canon: m, pr: newProblem(m, Params{})}
 						before := s.totalCost(clusters)
 						r, n, _ := swapped(t, s, clusters)
 						after := r.clusters()
@@ -256,7 +256,7 @@ func TestSwapRefineGoesOn(t *testing.T) {
 		for _, large := range []bool{false, true} {
 			for seed := uint64(1); seed <= 3; seed++ {
 				m, clusters := randomClusters(seed, large)
-				s := &state{p: withDefaults(Params{K: 3, Mode: md, Seed: 1, Workers: 2}), ctx: context.Background(), canon: m, pr: newProblem(m)}
+				s := &state{p: withDefaults(Params{K: 3, Mode: md, Seed: 1, Workers: 2}), ctx: context.Background(), canon: m, pr: newProblem(m, Params{})}
 				out, r, err := s.refine(clusters, "")
 				if err != nil {
 					t.Fatal(err)
@@ -337,7 +337,7 @@ func TestSwapsAsSerial(t *testing.T) {
 	for _, md := range allModes {
 		var want [][]int32
 		for _, w := range []int{0, 1, 3} { // 0: the reference
-			s := &state{p: withDefaults(Params{K: 3, Mode: md, Seed: 1, Workers: max(w, 1)}), ctx: context.Background(), canon: m, pr: newProblem(m)}
+			s := &state{p: withDefaults(Params{K: 3, Mode: md, Seed: 1, Workers: max(w, 1)}), ctx: context.Background(), canon: m, pr: newProblem(m, Params{})}
 			if s.pr.np <= 2*swapBlockPoints {
 				t.Fatalf("%d points: not three blocks", s.pr.np)
 			}
