@@ -16,6 +16,8 @@ package verify
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
@@ -33,6 +35,38 @@ type Params struct {
 	// features. Optional; default 0. Check takes none: give it the
 	// release with those users' empty rows (FillAbsent).
 	Absent int64
+	// Sensitive lists the feature ids under the sensitive rule: a class
+	// may show one only if every member held it and the class has at
+	// least SensitiveK members, whatever the mode; none under
+	// SensitiveDrop. Optional; default none; ascending, without repeats.
+	Sensitive []uint32
+	// SensitiveK is the least size of a class that shows a sensitive
+	// feature. Optional; default 0, meaning K; at least K.
+	SensitiveK int
+	// SensitiveDrop forbids sensitive features in the release. Optional;
+	// default false.
+	SensitiveDrop bool
+	// SensitiveRecord is the list's sensitive.Record (hash, least size,
+	// policy): set, the report has its sensitive figures even where the
+	// list names no feature of the input. Optional; default "".
+	SensitiveRecord string
+	// SensitiveListed is the number of entries of the list (ids or names,
+	// some perhaps held by no one), for the report. Optional; default 0.
+	SensitiveListed int64
+}
+
+// sensitiveK is the least size of a class that may show a sensitive
+// feature (MaxInt64 where none may).
+func (p Params) sensitiveK() int64 {
+	if p.SensitiveDrop {
+		return math.MaxInt64
+	}
+	return int64(max(p.K, p.SensitiveK))
+}
+
+func (p Params) isSensitive(f uint32) bool {
+	_, ok := slices.BinarySearch(p.Sensitive, f)
+	return ok
 }
 
 // CheckParams reports the first bad parameter.
@@ -45,6 +79,14 @@ func CheckParams(p Params) error {
 	}
 	if int64(p.K) > 1<<31-1 {
 		return fmt.Errorf("k = %d is too large", p.K)
+	}
+	if p.SensitiveK != 0 && p.SensitiveK < p.K {
+		return fmt.Errorf("sensitive_k = %d is smaller than k = %d", p.SensitiveK, p.K)
+	}
+	for i := 1; i < len(p.Sensitive); i++ {
+		if p.Sensitive[i] <= p.Sensitive[i-1] {
+			return fmt.Errorf("sensitive feature %d at index %d: the list must ascend without repeats", p.Sensitive[i], i)
+		}
 	}
 	return nil
 }
@@ -152,7 +194,17 @@ func check(in, out *matrix.Matrix, p Params, judge bool) (*smoothanonpb.RunRepor
 	// many of the class held it originally.
 	var counts []int32
 	var classOff []int64
-	if judge && p.Mode == matrix.Smooth {
+	sens := judge && (len(p.Sensitive) > 0 || p.SensitiveRecord != "")
+	var sf *smoothanonpb.SensitiveFigures
+	if sens {
+		sf = &smoothanonpb.SensitiveFigures{ListSha256: sensitiveHash(p.SensitiveRecord), Features: p.SensitiveListed,
+			SensitiveK: int32(max(p.K, p.SensitiveK)), Policy: "show"}
+		if p.SensitiveDrop {
+			sf.Policy = "drop"
+		}
+		r.Sensitive = sf
+	}
+	if judge && (p.Mode == matrix.Smooth || sens) {
 		classOff = make([]int64, nc+1)
 		for c := 0; c < nc; c++ {
 			classOff[c+1] = classOff[c] + int64(len(out.Row(int(cl.rep[c]))))
@@ -190,6 +242,9 @@ func check(in, out *matrix.Matrix, p Params, judge bool) (*smoothanonpb.RunRepor
 				y++
 			}
 		}
+		if sens {
+			countSensitive(sf, a, o, p)
+		}
 		if firstNew < 0 && x < len(o) {
 			firstNew = x
 		}
@@ -200,6 +255,11 @@ func check(in, out *matrix.Matrix, p Params, judge bool) (*smoothanonpb.RunRepor
 	}
 	r.Suppressed = r.EntriesIn - r.EntriesKept
 	r.Created = r.EntriesOut - r.EntriesKept
+	if sens {
+		for c := 0; c < nc; c++ {
+			checkSensitiveClass(sf, &pr, cl.size[c], cl.rep[c], out.Row(int(cl.rep[c])), counts[classOff[c]:classOff[c+1]], p)
+		}
+	}
 
 	if judge && p.Mode == matrix.Smooth {
 		for c := 0; c < nc; c++ {

@@ -759,10 +759,13 @@ type RunReport struct {
 	// compares.
 	Drift *Drift `protobuf:"bytes,36,opt,name=drift,proto3" json:"drift,omitempty"`
 	// How the input was read: its shape and columns.
-	Input    *InputInfo    `protobuf:"bytes,40,opt,name=input,proto3" json:"input,omitempty"`
-	Solve    *SolveInfo    `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
-	Pipeline *PipelineInfo `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
-	Baseline *BaselineInfo `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	Input *InputInfo `protobuf:"bytes,40,opt,name=input,proto3" json:"input,omitempty"`
+	// The sensitive rule and what it did; unset when the release was
+	// checked without a sensitive list.
+	Sensitive *SensitiveFigures `protobuf:"bytes,41,opt,name=sensitive,proto3" json:"sensitive,omitempty"`
+	Solve     *SolveInfo        `protobuf:"bytes,30,opt,name=solve,proto3" json:"solve,omitempty"`
+	Pipeline  *PipelineInfo     `protobuf:"bytes,31,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	Baseline  *BaselineInfo     `protobuf:"bytes,32,opt,name=baseline,proto3" json:"baseline,omitempty"`
 	// Per-feature accounting of the release against its input (run, solve,
 	// baseline). Its input part is private to the data owner, its release
 	// part public.
@@ -1039,6 +1042,13 @@ func (x *RunReport) GetInput() *InputInfo {
 	return nil
 }
 
+func (x *RunReport) GetSensitive() *SensitiveFigures {
+	if x != nil {
+		return x.Sensitive
+	}
+	return nil
+}
+
 func (x *RunReport) GetSolve() *SolveInfo {
 	if x != nil {
 		return x.Solve
@@ -1067,6 +1077,123 @@ func (x *RunReport) GetFeatures() *FeatureAccounting {
 	return nil
 }
 
+// SensitiveFigures are the sensitive features' rule and entries
+// (verify.Params.Sensitive): a class shows one only if every member held
+// it and the class has at least sensitive_k members (never under policy
+// "drop"). held and suppressed come from the input and are private to the
+// data owner.
+type SensitiveFigures struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// sensitive.Record of the list: the hex SHA-256 of its sorted entries.
+	ListSha256 string `protobuf:"bytes,1,opt,name=list_sha256,json=listSha256,proto3" json:"list_sha256,omitempty"`
+	// The features listed (ids, or names of the input's features).
+	Features   int64  `protobuf:"varint,2,opt,name=features,proto3" json:"features,omitempty"`
+	SensitiveK int32  `protobuf:"varint,3,opt,name=sensitive_k,json=sensitiveK,proto3" json:"sensitive_k,omitempty"`
+	Policy     string `protobuf:"bytes,4,opt,name=policy,proto3" json:"policy,omitempty"`          // "show" or "drop"
+	Held       int64  `protobuf:"varint,5,opt,name=held,proto3" json:"held,omitempty"`             // input entries of sensitive features
+	Released   int64  `protobuf:"varint,6,opt,name=released,proto3" json:"released,omitempty"`     // release entries of sensitive features
+	Suppressed int64  `protobuf:"varint,7,opt,name=suppressed,proto3" json:"suppressed,omitempty"` // held, not released for that user
+	Created    int64  `protobuf:"varint,8,opt,name=created,proto3" json:"created,omitempty"`       // released, not held by that user: 0 in a valid release
+	// Class features breaking the rule: created (held by fewer than all) or
+	// shown in a class smaller than sensitive_k, or shown at all under drop.
+	Violations    int64 `protobuf:"varint,9,opt,name=violations,proto3" json:"violations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SensitiveFigures) Reset() {
+	*x = SensitiveFigures{}
+	mi := &file_proto_smoothanon_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SensitiveFigures) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SensitiveFigures) ProtoMessage() {}
+
+func (x *SensitiveFigures) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_smoothanon_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SensitiveFigures.ProtoReflect.Descriptor instead.
+func (*SensitiveFigures) Descriptor() ([]byte, []int) {
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *SensitiveFigures) GetListSha256() string {
+	if x != nil {
+		return x.ListSha256
+	}
+	return ""
+}
+
+func (x *SensitiveFigures) GetFeatures() int64 {
+	if x != nil {
+		return x.Features
+	}
+	return 0
+}
+
+func (x *SensitiveFigures) GetSensitiveK() int32 {
+	if x != nil {
+		return x.SensitiveK
+	}
+	return 0
+}
+
+func (x *SensitiveFigures) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *SensitiveFigures) GetHeld() int64 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+func (x *SensitiveFigures) GetReleased() int64 {
+	if x != nil {
+		return x.Released
+	}
+	return 0
+}
+
+func (x *SensitiveFigures) GetSuppressed() int64 {
+	if x != nil {
+		return x.Suppressed
+	}
+	return 0
+}
+
+func (x *SensitiveFigures) GetCreated() int64 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *SensitiveFigures) GetViolations() int64 {
+	if x != nil {
+		return x.Violations
+	}
+	return 0
+}
+
 // FeatureAccounting is the per-feature accounting of a release against its
 // input (verify.FeatureSummary): for every feature, the input entries that
 // hold it (held), the release entries that show it (released), and of
@@ -1093,7 +1220,7 @@ type FeatureAccounting struct {
 
 func (x *FeatureAccounting) Reset() {
 	*x = FeatureAccounting{}
-	mi := &file_proto_smoothanon_proto_msgTypes[8]
+	mi := &file_proto_smoothanon_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1232,7 @@ func (x *FeatureAccounting) String() string {
 func (*FeatureAccounting) ProtoMessage() {}
 
 func (x *FeatureAccounting) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[8]
+	mi := &file_proto_smoothanon_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1245,7 @@ func (x *FeatureAccounting) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FeatureAccounting.ProtoReflect.Descriptor instead.
 func (*FeatureAccounting) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{8}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FeatureAccounting) GetInput() *FeatureInputFigures {
@@ -1175,7 +1302,7 @@ type FeatureInputFigures struct {
 
 func (x *FeatureInputFigures) Reset() {
 	*x = FeatureInputFigures{}
-	mi := &file_proto_smoothanon_proto_msgTypes[9]
+	mi := &file_proto_smoothanon_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1187,7 +1314,7 @@ func (x *FeatureInputFigures) String() string {
 func (*FeatureInputFigures) ProtoMessage() {}
 
 func (x *FeatureInputFigures) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[9]
+	mi := &file_proto_smoothanon_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1200,7 +1327,7 @@ func (x *FeatureInputFigures) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FeatureInputFigures.ProtoReflect.Descriptor instead.
 func (*FeatureInputFigures) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{9}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FeatureInputFigures) GetFeatures() int64 {
@@ -1308,7 +1435,7 @@ type FeatureReleaseFigures struct {
 
 func (x *FeatureReleaseFigures) Reset() {
 	*x = FeatureReleaseFigures{}
-	mi := &file_proto_smoothanon_proto_msgTypes[10]
+	mi := &file_proto_smoothanon_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1320,7 +1447,7 @@ func (x *FeatureReleaseFigures) String() string {
 func (*FeatureReleaseFigures) ProtoMessage() {}
 
 func (x *FeatureReleaseFigures) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[10]
+	mi := &file_proto_smoothanon_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1333,7 +1460,7 @@ func (x *FeatureReleaseFigures) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FeatureReleaseFigures.ProtoReflect.Descriptor instead.
 func (*FeatureReleaseFigures) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{10}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *FeatureReleaseFigures) GetFeatures() int64 {
@@ -1379,7 +1506,7 @@ type FeatureCount struct {
 
 func (x *FeatureCount) Reset() {
 	*x = FeatureCount{}
-	mi := &file_proto_smoothanon_proto_msgTypes[11]
+	mi := &file_proto_smoothanon_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +1518,7 @@ func (x *FeatureCount) String() string {
 func (*FeatureCount) ProtoMessage() {}
 
 func (x *FeatureCount) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[11]
+	mi := &file_proto_smoothanon_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +1531,7 @@ func (x *FeatureCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FeatureCount.ProtoReflect.Descriptor instead.
 func (*FeatureCount) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{11}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FeatureCount) GetFeature() uint32 {
@@ -1461,7 +1588,7 @@ type FeatureReleased struct {
 
 func (x *FeatureReleased) Reset() {
 	*x = FeatureReleased{}
-	mi := &file_proto_smoothanon_proto_msgTypes[12]
+	mi := &file_proto_smoothanon_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1473,7 +1600,7 @@ func (x *FeatureReleased) String() string {
 func (*FeatureReleased) ProtoMessage() {}
 
 func (x *FeatureReleased) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[12]
+	mi := &file_proto_smoothanon_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1486,7 +1613,7 @@ func (x *FeatureReleased) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FeatureReleased.ProtoReflect.Descriptor instead.
 func (*FeatureReleased) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{12}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FeatureReleased) GetFeature() uint32 {
@@ -1535,7 +1662,7 @@ type QualityGate struct {
 
 func (x *QualityGate) Reset() {
 	*x = QualityGate{}
-	mi := &file_proto_smoothanon_proto_msgTypes[13]
+	mi := &file_proto_smoothanon_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1547,7 +1674,7 @@ func (x *QualityGate) String() string {
 func (*QualityGate) ProtoMessage() {}
 
 func (x *QualityGate) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[13]
+	mi := &file_proto_smoothanon_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1560,7 +1687,7 @@ func (x *QualityGate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QualityGate.ProtoReflect.Descriptor instead.
 func (*QualityGate) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{13}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *QualityGate) GetMinJaccard() float64 {
@@ -1644,7 +1771,7 @@ type Drift struct {
 
 func (x *Drift) Reset() {
 	*x = Drift{}
-	mi := &file_proto_smoothanon_proto_msgTypes[14]
+	mi := &file_proto_smoothanon_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1656,7 +1783,7 @@ func (x *Drift) String() string {
 func (*Drift) ProtoMessage() {}
 
 func (x *Drift) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[14]
+	mi := &file_proto_smoothanon_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1669,7 +1796,7 @@ func (x *Drift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Drift.ProtoReflect.Descriptor instead.
 func (*Drift) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{14}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Drift) GetPreviousReport() string {
@@ -1726,7 +1853,7 @@ type FigureChange struct {
 
 func (x *FigureChange) Reset() {
 	*x = FigureChange{}
-	mi := &file_proto_smoothanon_proto_msgTypes[15]
+	mi := &file_proto_smoothanon_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1738,7 +1865,7 @@ func (x *FigureChange) String() string {
 func (*FigureChange) ProtoMessage() {}
 
 func (x *FigureChange) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[15]
+	mi := &file_proto_smoothanon_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1751,7 +1878,7 @@ func (x *FigureChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FigureChange.ProtoReflect.Descriptor instead.
 func (*FigureChange) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{15}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FigureChange) GetName() string {
@@ -1792,7 +1919,7 @@ type InputInfo struct {
 
 func (x *InputInfo) Reset() {
 	*x = InputInfo{}
-	mi := &file_proto_smoothanon_proto_msgTypes[16]
+	mi := &file_proto_smoothanon_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1804,7 +1931,7 @@ func (x *InputInfo) String() string {
 func (*InputInfo) ProtoMessage() {}
 
 func (x *InputInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[16]
+	mi := &file_proto_smoothanon_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1817,7 +1944,7 @@ func (x *InputInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputInfo.ProtoReflect.Descriptor instead.
 func (*InputInfo) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{16}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *InputInfo) GetShape() string {
@@ -1904,7 +2031,7 @@ type Assessment struct {
 
 func (x *Assessment) Reset() {
 	*x = Assessment{}
-	mi := &file_proto_smoothanon_proto_msgTypes[17]
+	mi := &file_proto_smoothanon_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1916,7 +2043,7 @@ func (x *Assessment) String() string {
 func (*Assessment) ProtoMessage() {}
 
 func (x *Assessment) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[17]
+	mi := &file_proto_smoothanon_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1929,7 +2056,7 @@ func (x *Assessment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Assessment.ProtoReflect.Descriptor instead.
 func (*Assessment) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{17}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Assessment) GetInput() string {
@@ -2067,7 +2194,7 @@ type AssessRisk struct {
 
 func (x *AssessRisk) Reset() {
 	*x = AssessRisk{}
-	mi := &file_proto_smoothanon_proto_msgTypes[18]
+	mi := &file_proto_smoothanon_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2079,7 +2206,7 @@ func (x *AssessRisk) String() string {
 func (*AssessRisk) ProtoMessage() {}
 
 func (x *AssessRisk) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[18]
+	mi := &file_proto_smoothanon_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2092,7 +2219,7 @@ func (x *AssessRisk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssessRisk.ProtoReflect.Descriptor instead.
 func (*AssessRisk) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{18}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AssessRisk) GetRows() int64 {
@@ -2155,7 +2282,7 @@ type KShare struct {
 
 func (x *KShare) Reset() {
 	*x = KShare{}
-	mi := &file_proto_smoothanon_proto_msgTypes[19]
+	mi := &file_proto_smoothanon_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2167,7 +2294,7 @@ func (x *KShare) String() string {
 func (*KShare) ProtoMessage() {}
 
 func (x *KShare) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[19]
+	mi := &file_proto_smoothanon_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2180,7 +2307,7 @@ func (x *KShare) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KShare.ProtoReflect.Descriptor instead.
 func (*KShare) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{19}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *KShare) GetK() int32 {
@@ -2210,7 +2337,7 @@ type ExposingFeature struct {
 
 func (x *ExposingFeature) Reset() {
 	*x = ExposingFeature{}
-	mi := &file_proto_smoothanon_proto_msgTypes[20]
+	mi := &file_proto_smoothanon_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2222,7 +2349,7 @@ func (x *ExposingFeature) String() string {
 func (*ExposingFeature) ProtoMessage() {}
 
 func (x *ExposingFeature) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[20]
+	mi := &file_proto_smoothanon_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2235,7 +2362,7 @@ func (x *ExposingFeature) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExposingFeature.ProtoReflect.Descriptor instead.
 func (*ExposingFeature) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{20}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ExposingFeature) GetFeature() uint32 {
@@ -2274,7 +2401,7 @@ type PriceFigures struct {
 
 func (x *PriceFigures) Reset() {
 	*x = PriceFigures{}
-	mi := &file_proto_smoothanon_proto_msgTypes[21]
+	mi := &file_proto_smoothanon_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2286,7 +2413,7 @@ func (x *PriceFigures) String() string {
 func (*PriceFigures) ProtoMessage() {}
 
 func (x *PriceFigures) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[21]
+	mi := &file_proto_smoothanon_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2299,7 +2426,7 @@ func (x *PriceFigures) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriceFigures.ProtoReflect.Descriptor instead.
 func (*PriceFigures) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{21}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PriceFigures) GetJaccard() float64 {
@@ -2360,7 +2487,7 @@ type PricePoint struct {
 
 func (x *PricePoint) Reset() {
 	*x = PricePoint{}
-	mi := &file_proto_smoothanon_proto_msgTypes[22]
+	mi := &file_proto_smoothanon_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2372,7 +2499,7 @@ func (x *PricePoint) String() string {
 func (*PricePoint) ProtoMessage() {}
 
 func (x *PricePoint) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_smoothanon_proto_msgTypes[22]
+	mi := &file_proto_smoothanon_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2385,7 +2512,7 @@ func (x *PricePoint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PricePoint.ProtoReflect.Descriptor instead.
 func (*PricePoint) Descriptor() ([]byte, []int) {
-	return file_proto_smoothanon_proto_rawDescGZIP(), []int{22}
+	return file_proto_smoothanon_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PricePoint) GetK() int32 {
@@ -2547,8 +2674,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"partitions\x18\a \x01(\x03R\n" +
 	"partitions\x12B\n" +
 	"\x0epartition_size\x18\b \x01(\v2\x1b.smoothanon.v1.DistributionR\rpartitionSize\x12\x18\n" +
-	"\aseconds\x18\t \x01(\x01R\aseconds\"\xed\n" +
-	"\n" +
+	"\aseconds\x18\t \x01(\x01R\aseconds\"\xac\v\n" +
 	"\tRunReport\x12\x12\n" +
 	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\f\n" +
 	"\x01k\x18\x02 \x01(\x05R\x01k\x12\x12\n" +
@@ -2590,11 +2716,28 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x0fkey_fingerprint\x18\" \x01(\tR\x0ekeyFingerprint\x12=\n" +
 	"\fquality_gate\x18# \x01(\v2\x1a.smoothanon.v1.QualityGateR\vqualityGate\x12*\n" +
 	"\x05drift\x18$ \x01(\v2\x14.smoothanon.v1.DriftR\x05drift\x12.\n" +
-	"\x05input\x18( \x01(\v2\x18.smoothanon.v1.InputInfoR\x05input\x12.\n" +
+	"\x05input\x18( \x01(\v2\x18.smoothanon.v1.InputInfoR\x05input\x12=\n" +
+	"\tsensitive\x18) \x01(\v2\x1f.smoothanon.v1.SensitiveFiguresR\tsensitive\x12.\n" +
 	"\x05solve\x18\x1e \x01(\v2\x18.smoothanon.v1.SolveInfoR\x05solve\x127\n" +
 	"\bpipeline\x18\x1f \x01(\v2\x1b.smoothanon.v1.PipelineInfoR\bpipeline\x127\n" +
 	"\bbaseline\x18  \x01(\v2\x1b.smoothanon.v1.BaselineInfoR\bbaseline\x12<\n" +
-	"\bfeatures\x182 \x01(\v2 .smoothanon.v1.FeatureAccountingR\bfeatures\"\xc0\x01\n" +
+	"\bfeatures\x182 \x01(\v2 .smoothanon.v1.FeatureAccountingR\bfeatures\"\x92\x02\n" +
+	"\x10SensitiveFigures\x12\x1f\n" +
+	"\vlist_sha256\x18\x01 \x01(\tR\n" +
+	"listSha256\x12\x1a\n" +
+	"\bfeatures\x18\x02 \x01(\x03R\bfeatures\x12\x1f\n" +
+	"\vsensitive_k\x18\x03 \x01(\x05R\n" +
+	"sensitiveK\x12\x16\n" +
+	"\x06policy\x18\x04 \x01(\tR\x06policy\x12\x12\n" +
+	"\x04held\x18\x05 \x01(\x03R\x04held\x12\x1a\n" +
+	"\breleased\x18\x06 \x01(\x03R\breleased\x12\x1e\n" +
+	"\n" +
+	"suppressed\x18\a \x01(\x03R\n" +
+	"suppressed\x12\x18\n" +
+	"\acreated\x18\b \x01(\x03R\acreated\x12\x1e\n" +
+	"\n" +
+	"violations\x18\t \x01(\x03R\n" +
+	"violations\"\xc0\x01\n" +
 	"\x11FeatureAccounting\x128\n" +
 	"\x05input\x18\x01 \x01(\v2\".smoothanon.v1.FeatureInputFiguresR\x05input\x12>\n" +
 	"\arelease\x18\x02 \x01(\v2$.smoothanon.v1.FeatureReleaseFiguresR\arelease\x12\x1b\n" +
@@ -2748,7 +2891,7 @@ func file_proto_smoothanon_proto_rawDescGZIP() []byte {
 	return file_proto_smoothanon_proto_rawDescData
 }
 
-var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_proto_smoothanon_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_proto_smoothanon_proto_goTypes = []any{
 	(*Row)(nil),                   // 0: smoothanon.v1.Row
 	(*Distribution)(nil),          // 1: smoothanon.v1.Distribution
@@ -2758,70 +2901,72 @@ var file_proto_smoothanon_proto_goTypes = []any{
 	(*ChunkKeyAuto)(nil),          // 5: smoothanon.v1.ChunkKeyAuto
 	(*BaselineInfo)(nil),          // 6: smoothanon.v1.BaselineInfo
 	(*RunReport)(nil),             // 7: smoothanon.v1.RunReport
-	(*FeatureAccounting)(nil),     // 8: smoothanon.v1.FeatureAccounting
-	(*FeatureInputFigures)(nil),   // 9: smoothanon.v1.FeatureInputFigures
-	(*FeatureReleaseFigures)(nil), // 10: smoothanon.v1.FeatureReleaseFigures
-	(*FeatureCount)(nil),          // 11: smoothanon.v1.FeatureCount
-	(*FeatureReleased)(nil),       // 12: smoothanon.v1.FeatureReleased
-	(*QualityGate)(nil),           // 13: smoothanon.v1.QualityGate
-	(*Drift)(nil),                 // 14: smoothanon.v1.Drift
-	(*FigureChange)(nil),          // 15: smoothanon.v1.FigureChange
-	(*InputInfo)(nil),             // 16: smoothanon.v1.InputInfo
-	(*Assessment)(nil),            // 17: smoothanon.v1.Assessment
-	(*AssessRisk)(nil),            // 18: smoothanon.v1.AssessRisk
-	(*KShare)(nil),                // 19: smoothanon.v1.KShare
-	(*ExposingFeature)(nil),       // 20: smoothanon.v1.ExposingFeature
-	(*PriceFigures)(nil),          // 21: smoothanon.v1.PriceFigures
-	(*PricePoint)(nil),            // 22: smoothanon.v1.PricePoint
-	nil,                           // 23: smoothanon.v1.PipelineInfo.CountersEntry
-	nil,                           // 24: smoothanon.v1.PipelineInfo.DistributionsEntry
+	(*SensitiveFigures)(nil),      // 8: smoothanon.v1.SensitiveFigures
+	(*FeatureAccounting)(nil),     // 9: smoothanon.v1.FeatureAccounting
+	(*FeatureInputFigures)(nil),   // 10: smoothanon.v1.FeatureInputFigures
+	(*FeatureReleaseFigures)(nil), // 11: smoothanon.v1.FeatureReleaseFigures
+	(*FeatureCount)(nil),          // 12: smoothanon.v1.FeatureCount
+	(*FeatureReleased)(nil),       // 13: smoothanon.v1.FeatureReleased
+	(*QualityGate)(nil),           // 14: smoothanon.v1.QualityGate
+	(*Drift)(nil),                 // 15: smoothanon.v1.Drift
+	(*FigureChange)(nil),          // 16: smoothanon.v1.FigureChange
+	(*InputInfo)(nil),             // 17: smoothanon.v1.InputInfo
+	(*Assessment)(nil),            // 18: smoothanon.v1.Assessment
+	(*AssessRisk)(nil),            // 19: smoothanon.v1.AssessRisk
+	(*KShare)(nil),                // 20: smoothanon.v1.KShare
+	(*ExposingFeature)(nil),       // 21: smoothanon.v1.ExposingFeature
+	(*PriceFigures)(nil),          // 22: smoothanon.v1.PriceFigures
+	(*PricePoint)(nil),            // 23: smoothanon.v1.PricePoint
+	nil,                           // 24: smoothanon.v1.PipelineInfo.CountersEntry
+	nil,                           // 25: smoothanon.v1.PipelineInfo.DistributionsEntry
 }
 var file_proto_smoothanon_proto_depIdxs = []int32{
 	1,  // 0: smoothanon.v1.SolveInfo.cluster_size:type_name -> smoothanon.v1.Distribution
 	1,  // 1: smoothanon.v1.PipelineInfo.chunk_rows:type_name -> smoothanon.v1.Distribution
-	23, // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
-	24, // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
+	24, // 2: smoothanon.v1.PipelineInfo.counters:type_name -> smoothanon.v1.PipelineInfo.CountersEntry
+	25, // 3: smoothanon.v1.PipelineInfo.distributions:type_name -> smoothanon.v1.PipelineInfo.DistributionsEntry
 	5,  // 4: smoothanon.v1.PipelineInfo.chunk_key_auto:type_name -> smoothanon.v1.ChunkKeyAuto
 	4,  // 5: smoothanon.v1.PipelineInfo.pool:type_name -> smoothanon.v1.PoolInfo
 	1,  // 6: smoothanon.v1.BaselineInfo.partition_size:type_name -> smoothanon.v1.Distribution
 	1,  // 7: smoothanon.v1.RunReport.class_size:type_name -> smoothanon.v1.Distribution
-	13, // 8: smoothanon.v1.RunReport.quality_gate:type_name -> smoothanon.v1.QualityGate
-	14, // 9: smoothanon.v1.RunReport.drift:type_name -> smoothanon.v1.Drift
-	16, // 10: smoothanon.v1.RunReport.input:type_name -> smoothanon.v1.InputInfo
-	2,  // 11: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
-	3,  // 12: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
-	6,  // 13: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
-	8,  // 14: smoothanon.v1.RunReport.features:type_name -> smoothanon.v1.FeatureAccounting
-	9,  // 15: smoothanon.v1.FeatureAccounting.input:type_name -> smoothanon.v1.FeatureInputFigures
-	10, // 16: smoothanon.v1.FeatureAccounting.release:type_name -> smoothanon.v1.FeatureReleaseFigures
-	1,  // 17: smoothanon.v1.FeatureInputFigures.held:type_name -> smoothanon.v1.Distribution
-	1,  // 18: smoothanon.v1.FeatureInputFigures.suppressed:type_name -> smoothanon.v1.Distribution
-	1,  // 19: smoothanon.v1.FeatureInputFigures.created:type_name -> smoothanon.v1.Distribution
-	11, // 20: smoothanon.v1.FeatureInputFigures.most_held:type_name -> smoothanon.v1.FeatureCount
-	11, // 21: smoothanon.v1.FeatureInputFigures.most_suppressed:type_name -> smoothanon.v1.FeatureCount
-	11, // 22: smoothanon.v1.FeatureInputFigures.most_created:type_name -> smoothanon.v1.FeatureCount
-	11, // 23: smoothanon.v1.FeatureInputFigures.lost_most_held:type_name -> smoothanon.v1.FeatureCount
-	1,  // 24: smoothanon.v1.FeatureReleaseFigures.released:type_name -> smoothanon.v1.Distribution
-	12, // 25: smoothanon.v1.FeatureReleaseFigures.most_released:type_name -> smoothanon.v1.FeatureReleased
-	12, // 26: smoothanon.v1.FeatureReleaseFigures.least_released:type_name -> smoothanon.v1.FeatureReleased
-	15, // 27: smoothanon.v1.Drift.figures:type_name -> smoothanon.v1.FigureChange
-	11, // 28: smoothanon.v1.Drift.newly_lost:type_name -> smoothanon.v1.FeatureCount
-	11, // 29: smoothanon.v1.Drift.no_longer_lost:type_name -> smoothanon.v1.FeatureCount
-	18, // 30: smoothanon.v1.Assessment.risk:type_name -> smoothanon.v1.AssessRisk
-	22, // 31: smoothanon.v1.Assessment.price:type_name -> smoothanon.v1.PricePoint
-	19, // 32: smoothanon.v1.AssessRisk.below_k:type_name -> smoothanon.v1.KShare
-	20, // 33: smoothanon.v1.AssessRisk.exposing:type_name -> smoothanon.v1.ExposingFeature
-	21, // 34: smoothanon.v1.PricePoint.predicted:type_name -> smoothanon.v1.PriceFigures
-	21, // 35: smoothanon.v1.PricePoint.low:type_name -> smoothanon.v1.PriceFigures
-	21, // 36: smoothanon.v1.PricePoint.high:type_name -> smoothanon.v1.PriceFigures
-	21, // 37: smoothanon.v1.PricePoint.backtest:type_name -> smoothanon.v1.PriceFigures
-	21, // 38: smoothanon.v1.PricePoint.noise:type_name -> smoothanon.v1.PriceFigures
-	1,  // 39: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
-	40, // [40:40] is the sub-list for method output_type
-	40, // [40:40] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	14, // 8: smoothanon.v1.RunReport.quality_gate:type_name -> smoothanon.v1.QualityGate
+	15, // 9: smoothanon.v1.RunReport.drift:type_name -> smoothanon.v1.Drift
+	17, // 10: smoothanon.v1.RunReport.input:type_name -> smoothanon.v1.InputInfo
+	8,  // 11: smoothanon.v1.RunReport.sensitive:type_name -> smoothanon.v1.SensitiveFigures
+	2,  // 12: smoothanon.v1.RunReport.solve:type_name -> smoothanon.v1.SolveInfo
+	3,  // 13: smoothanon.v1.RunReport.pipeline:type_name -> smoothanon.v1.PipelineInfo
+	6,  // 14: smoothanon.v1.RunReport.baseline:type_name -> smoothanon.v1.BaselineInfo
+	9,  // 15: smoothanon.v1.RunReport.features:type_name -> smoothanon.v1.FeatureAccounting
+	10, // 16: smoothanon.v1.FeatureAccounting.input:type_name -> smoothanon.v1.FeatureInputFigures
+	11, // 17: smoothanon.v1.FeatureAccounting.release:type_name -> smoothanon.v1.FeatureReleaseFigures
+	1,  // 18: smoothanon.v1.FeatureInputFigures.held:type_name -> smoothanon.v1.Distribution
+	1,  // 19: smoothanon.v1.FeatureInputFigures.suppressed:type_name -> smoothanon.v1.Distribution
+	1,  // 20: smoothanon.v1.FeatureInputFigures.created:type_name -> smoothanon.v1.Distribution
+	12, // 21: smoothanon.v1.FeatureInputFigures.most_held:type_name -> smoothanon.v1.FeatureCount
+	12, // 22: smoothanon.v1.FeatureInputFigures.most_suppressed:type_name -> smoothanon.v1.FeatureCount
+	12, // 23: smoothanon.v1.FeatureInputFigures.most_created:type_name -> smoothanon.v1.FeatureCount
+	12, // 24: smoothanon.v1.FeatureInputFigures.lost_most_held:type_name -> smoothanon.v1.FeatureCount
+	1,  // 25: smoothanon.v1.FeatureReleaseFigures.released:type_name -> smoothanon.v1.Distribution
+	13, // 26: smoothanon.v1.FeatureReleaseFigures.most_released:type_name -> smoothanon.v1.FeatureReleased
+	13, // 27: smoothanon.v1.FeatureReleaseFigures.least_released:type_name -> smoothanon.v1.FeatureReleased
+	16, // 28: smoothanon.v1.Drift.figures:type_name -> smoothanon.v1.FigureChange
+	12, // 29: smoothanon.v1.Drift.newly_lost:type_name -> smoothanon.v1.FeatureCount
+	12, // 30: smoothanon.v1.Drift.no_longer_lost:type_name -> smoothanon.v1.FeatureCount
+	19, // 31: smoothanon.v1.Assessment.risk:type_name -> smoothanon.v1.AssessRisk
+	23, // 32: smoothanon.v1.Assessment.price:type_name -> smoothanon.v1.PricePoint
+	20, // 33: smoothanon.v1.AssessRisk.below_k:type_name -> smoothanon.v1.KShare
+	21, // 34: smoothanon.v1.AssessRisk.exposing:type_name -> smoothanon.v1.ExposingFeature
+	22, // 35: smoothanon.v1.PricePoint.predicted:type_name -> smoothanon.v1.PriceFigures
+	22, // 36: smoothanon.v1.PricePoint.low:type_name -> smoothanon.v1.PriceFigures
+	22, // 37: smoothanon.v1.PricePoint.high:type_name -> smoothanon.v1.PriceFigures
+	22, // 38: smoothanon.v1.PricePoint.backtest:type_name -> smoothanon.v1.PriceFigures
+	22, // 39: smoothanon.v1.PricePoint.noise:type_name -> smoothanon.v1.PriceFigures
+	1,  // 40: smoothanon.v1.PipelineInfo.DistributionsEntry.value:type_name -> smoothanon.v1.Distribution
+	41, // [41:41] is the sub-list for method output_type
+	41, // [41:41] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_proto_smoothanon_proto_init() }
@@ -2829,14 +2974,14 @@ func file_proto_smoothanon_proto_init() {
 	if File_proto_smoothanon_proto != nil {
 		return
 	}
-	file_proto_smoothanon_proto_msgTypes[13].OneofWrappers = []any{}
+	file_proto_smoothanon_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_smoothanon_proto_rawDesc), len(file_proto_smoothanon_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,78 @@
+package verify
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+)
+
+// countSensitive adds to sf the sensitive entries of one user: in its
+// input row a and its release row o (both sorted).
+func countSensitive(sf *smoothanonpb.SensitiveFigures, a, o []uint32, p Params) {
+	var held, released, kept int64
+	y := 0
+	for _, f := range a {
+		if p.isSensitive(f) {
+			held++
+		}
+	}
+	for _, f := range o {
+		if !p.isSensitive(f) {
+			continue
+		}
+		released++
+		for y < len(a) && a[y] < f {
+			y++
+		}
+		if y < len(a) && a[y] == f {
+			kept++
+		}
+	}
+	sf.Held += held
+	sf.Released += released
+	sf.Suppressed += held - kept
+	sf.Created += released - kept
+}
+
+// checkSensitiveClass checks the sensitive features of one class (size
+// users, first release row rep, release row row, hits[x] its users that
+// held row[x]) against the rule, adding a problem line for the class's
+// first bad feature and counting every bad one in sf.
+func checkSensitiveClass(sf *smoothanonpb.SensitiveFigures, pr *problems, size, rep int32, row []uint32, hits []int32, p Params) {
+	bad, ex, why := 0, uint32(0), ""
+	for x, f := range row {
+		if !p.isSensitive(f) {
+			continue
+		}
+		var w string
+		switch {
+		case p.SensitiveDrop:
+			w = "policy drop releases none"
+		case hits[x] < size:
+			w = fmt.Sprintf("held originally by %d: a sensitive feature is never created", hits[x])
+		case int64(size) < p.sensitiveK():
+			w = fmt.Sprintf("the class is smaller than sensitive_k = %d", p.sensitiveK())
+		default:
+			continue
+		}
+		if bad == 0 {
+			ex, why = f, w
+		}
+		bad++
+	}
+	if bad > 0 {
+		sf.Violations += int64(bad)
+		pr.add("class of %d users (e.g. release row %d) shows %d sensitive features against the rule, e.g. feature %d: %s", size, rep, bad, ex, why)
+	}
+}
+
+// sensitiveHash is the list hash of a sensitive.Record string
+// ("sha256=<hex> ..."), "" without one.
+func sensitiveHash(record string) string {
+	f := strings.Fields(record)
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.TrimPrefix(f[0], "sha256=")
+}
