@@ -62,4 +62,8 @@ const (
 	// value of pseudonym.Pseudonymize.String()); files of releases with
 	// kept ids carry no value. pseudonym.MetadataKey is this key.
 	MetaUserIDs = "smoothanon.user_ids"
+	// MetaSensitive is the sensitive rule the release was made under
+	// (sensitive.Record: the list's hash, sensitive_k and the policy);
+	// releases made without a list carry none.
+	MetaSensitive = "smoothanon.sensitive"
 )

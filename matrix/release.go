@@ -66,6 +66,10 @@ type Release struct {
 	// It is the manifest's user_ids, else the files' MetaUserIDs mark
 	// (files without the mark keep their ids).
 	UserIDs string
+	// Sensitive is the sensitive rule the release records (its files'
+	// MetaSensitive value, the same on every shard); "" for a release made
+	// without a sensitive list.
+	Sensitive string
 	// Values is what the release's features are: ValuesIDs, or names
 	// (ValuesStrings, ValuesIntegers) that Read maps through Vocab.
 	Values Values
@@ -146,7 +150,7 @@ func OpenRelease(spec string, opts ReleaseOptions) (*Release, error) {
 			return nil, err
 		}
 	}
-	r.UserIDs = marks.userIDs
+	r.UserIDs, r.Sensitive = marks.userIDs, marks.sensitive
 	return r, nil
 }
 
@@ -189,11 +193,17 @@ func openFileRelease(ctx context.Context, spec string) (*Release, error) {
 	}
 	defer f.Close()
 	r := &Release{Spec: spec, Files: []string{spec}, Rows: f.NumRows(), KeyFingerprint: f.KeyFingerprint(),
-		UserIDs: userIDsMark(f), Shape: f.Layout().Shape, Values: f.Layout().Values, sizes: []int64{f.Size()}, rows: []int64{f.NumRows()}}
+		UserIDs: userIDsMark(f), Sensitive: sensitiveMark(f), Shape: f.Layout().Shape, Values: f.Layout().Values, sizes: []int64{f.Size()}, rows: []int64{f.NumRows()}}
 	if r.Shape == ShapeList {
 		r.Users = r.Rows
 	}
 	return r, nil
+}
+
+// sensitiveMark is f's MetaSensitive value ("" without one).
+func sensitiveMark(f *File) string {
+	v, _ := f.Metadata(MetaSensitive)
+	return v
 }
 
 // userIDsMark is f's MetaUserIDs value: files without one keep their ids.
@@ -210,6 +220,8 @@ type markCheck struct {
 	fingerprint string // the manifest's
 	userIDs     string
 	idsFrom     string // the file that set userIDs; "" for the manifest
+	sensitive   string // the first file's MetaSensitive
+	files       int    // files checked
 }
 
 // mismatch is the error for a file of a release that is not as its
@@ -279,6 +291,12 @@ func (r *Release) checkShard(ctx context.Context, path string, s storage.Shard, 
 func (c *markCheck) check(path string, f *File) error {
 	if fp := f.KeyFingerprint(); fp != "" && fp != c.fingerprint {
 		return mismatch(path, "key fingerprint %s, %s says %s", fp, storage.SuccessName, orNone(c.fingerprint))
+	}
+	c.files++
+	if s := sensitiveMark(f); c.files == 1 {
+		c.sensitive = s
+	} else if s != c.sensitive {
+		return mismatch(path, "sensitive record %q, the release's first shard has %q", s, c.sensitive)
 	}
 	ids := userIDsMark(f)
 	switch {

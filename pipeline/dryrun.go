@@ -35,6 +35,9 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err != nil {
 		return &InputError{err}
 	}
+	if err := checkSensitiveInput(p, in); err != nil {
+		return &InputError{err}
+	}
 	auto, err := resolveAuto(&p, in)
 	if err != nil {
 		return &InputError{err}

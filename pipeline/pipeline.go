@@ -79,6 +79,14 @@ type Params struct {
 	//   - Solver.Workers is per chunk; 0 means GOMAXPROCS, or 1 under
 	//     solver.StartMondrian (transforms.SolveParams).
 	Solver solver.Params
+	// SensitiveRecord is the sensitive.Record (String) of the list that
+	// Solver.Sensitive was resolved from: Verify checks the sensitive
+	// rule, the release's files record it (matrix.MetaSensitive) and the
+	// report counts the sensitive entries. SensitiveListed is the list's
+	// number of entries, for the report. Optional; default "" (no list:
+	// Solver.Sensitive must then be empty).
+	SensitiveRecord string
+	SensitiveListed int64
 	// ChunkSize is the target rows per chunk. Optional; default
 	// DefaultChunkSize; >= 2·Solver.K.
 	ChunkSize int64
@@ -158,6 +166,9 @@ func CheckParams(p Params) error {
 	}
 	if err := transforms.CheckSolveParams(transforms.SolveParams{Solver: p.Solver, PoolShare: p.PoolShare}); err != nil {
 		return err
+	}
+	if len(p.Solver.Sensitive) > 0 && p.SensitiveRecord == "" {
+		return errors.New("sensitive features without their list's record (SensitiveRecord)")
 	}
 	cs := p.ChunkSize
 	if cs == 0 {
@@ -316,7 +327,8 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 		vocabPath = release.StagedVocab(staging)
 	}
 	rows := readRows(s, in, vocabPath)
-	md := release.FileMetadata(p.PseudonymKey)
+	md := release.FileMetadata(p.PseudonymKey, p.SensitiveRecord)
+	sens := sensitiveRule(p)
 	if p.PseudonymKey != nil {
 		rows = transforms.Pseudonymize(s, rows, transforms.PseudonymizeParams{Key: *p.PseudonymKey})
 	}
@@ -335,7 +347,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	if h.tamper != nil {
 		out = h.tamper(s, out)
 	}
-	verified := transforms.Verify(s, out, transforms.VerifyParams{K: k, Mode: mode})
+	verified := transforms.Verify(s, out, transforms.VerifyParams{K: k, Mode: mode, Sensitive: sens})
 	var table string
 	if p.FeatureTable != "" {
 		table = release.StagedFeatureTable(staging)
@@ -349,8 +361,27 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	stats = append(stats, verified, accounted, written, transforms.CountRows(s, rows))
 	all := transforms.CombineStats(s, stats, chunkStats)
 	transforms.Report(s, all, transforms.ReportParams{Staging: staging, K: k, Mode: mode, ChunkSize: p.ChunkSize,
-		InputFiles: int64(len(in.Files)), PoolShare: p.PoolShare, Metadata: md, Shape: p.OutputShape, Values: in.layout().Values})
+		InputFiles: int64(len(in.Files)), PoolShare: p.PoolShare, Metadata: md, Shape: p.OutputShape, Values: in.layout().Values, Sensitive: sens})
 	return pl
+}
+
+// checkSensitiveInput refuses a sensitive list for named features: the
+// job numbers names itself (transforms.BuildVocab), after the list's ids
+// would be needed.
+func checkSensitiveInput(p Params, in Input) error {
+	if p.SensitiveRecord != "" && in.Layout.Values.Named() {
+		return fmt.Errorf("input %s has named features: run takes a sensitive list for feature ids only (solve takes names)", p.Input)
+	}
+	return nil
+}
+
+// sensitiveRule is the sensitive rule of p's release; nil without a list.
+func sensitiveRule(p Params) *transforms.SensitiveRule {
+	if p.SensitiveRecord == "" {
+		return nil
+	}
+	return &transforms.SensitiveRule{Features: p.Solver.Sensitive, K: int64(max(p.Solver.K, p.Solver.SensitiveK)),
+		Drop: p.Solver.SensitivePolicy == solver.SensitiveDrop, Record: p.SensitiveRecord, Listed: p.SensitiveListed}
 }
 
 // Result is the outcome of Run.
@@ -403,6 +434,9 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	p.Output = out
 	in, err := Inspect(p.Input, p.Layout)
 	if err != nil {
+		return nil, &InputError{err}
+	}
+	if err := checkSensitiveInput(p, in); err != nil {
 		return nil, &InputError{err}
 	}
 	if in.Rows < int64(p.Solver.K) {

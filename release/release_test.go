@@ -64,7 +64,7 @@ func fakeJob(t *testing.T, r *Run, rows *matrix.Matrix, shards int) *smoothanonp
 			part.Append(rows.Users[j], rows.Row(j))
 		}
 		name := fmt.Sprintf("part-%05d-of-%05d.parquet", i, shards)
-		w, err := matrix.Create(storage.Join(StagedShards(r.Staging()), name), matrix.WriterOptions{Metadata: FileMetadata(nil)})
+		w, err := matrix.Create(storage.Join(StagedShards(r.Staging()), name), matrix.WriterOptions{Metadata: FileMetadata(nil, "")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestRefusals(t *testing.T) {
 	notRelease := filepath.Join(dir, "plain.parquet")
 	matrix.WriteMatrix(notRelease, m, matrix.WriterOptions{})
 	aRelease := filepath.Join(dir, "release.parquet")
-	matrix.WriteMatrix(aRelease, m, matrix.WriterOptions{Metadata: FileMetadata(nil)})
+	matrix.WriteMatrix(aRelease, m, matrix.WriterOptions{Metadata: FileMetadata(nil, "")})
 	busy := filepath.Join(dir, "busy")
 	os.MkdirAll(busy, 0o755)
 	os.WriteFile(filepath.Join(busy, "notes.txt"), []byte("mine"), 0o644)

@@ -406,6 +406,10 @@ type Outcome struct {
 	// release's job stages it at StagedFeatureTable instead. Required
 	// with Plan.FeatureTable for a valid release.
 	FeatureTable []byte
+	// Sensitive is the sensitive rule a single-file release was made
+	// under (sensitive.Record.String), recorded in its metadata.
+	// Optional; default "" (no list).
+	Sensitive string
 }
 
 // Finish ends the run. A valid release is published (Plan.Dir: the
@@ -488,7 +492,7 @@ func (r *Run) Finish(o Outcome) (*smoothanonpb.RunReport, error) {
 	} else if o.Release == nil {
 		err = errors.New("no release rows to publish")
 	} else {
-		err = r.publishFile(r.ctx, o.Release, o.Vocab, FileMetadata(o.Key))
+		err = r.publishFile(r.ctx, o.Release, o.Vocab, FileMetadata(o.Key, o.Sensitive))
 	}
 	if err != nil {
 		r.noteStore(err)
@@ -600,10 +604,14 @@ const KeepWarning = "user ids kept: releases of the same population can be joine
 	"so a series of releases is not protected (see docs/privacy.md); use --user_ids pseudonym"
 
 // FileMetadata is the Parquet key/value metadata of every release file:
-// the release marker, the user id mode and, for pseudonyms, the key's
-// fingerprint.
-func FileMetadata(key *pseudonym.Key) map[string]string {
+// the release marker, the user id mode, for pseudonyms the key's
+// fingerprint, and the sensitive record (sensitive.Record.String; ""
+// for a release made without a list).
+func FileMetadata(key *pseudonym.Key, sensitive string) map[string]string {
 	md := map[string]string{matrix.MetaRelease: matrix.ReleaseFormat, pseudonym.MetadataKey: pseudonym.Keep.String()}
+	if sensitive != "" {
+		md[matrix.MetaSensitive] = sensitive
+	}
 	if key != nil {
 		md[pseudonym.MetadataKey] = pseudonym.Pseudonymize.String()
 		md[matrix.MetaKeyFingerprint] = key.Fingerprint()

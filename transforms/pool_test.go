@@ -447,13 +447,13 @@ func TestBuildReportPool(t *testing.T) {
 	st := Stats{InputRows: 10, Rows: 10, RowsWritten: 10, EntriesIn: 40, EntriesOut: 36, Kept: 30, Created: 6,
 		Pools: 2, PoolsImproved: 1, PoolRows: 4, PoolSeconds: 1.5, PoolKeptGain: 2, PoolCreatedGain: -1}
 	st.ClassSize.Add(10)
-	r := BuildReport(st, 4, matrix.Smooth)
+	r := BuildReport(st, 4, matrix.Smooth, nil)
 	p := r.GetPipeline().GetPool()
 	if p == nil || p.Rows != 4 || p.Pools != 2 || p.Improved != 1 || p.Seconds != 1.5 || math.Abs(p.JaccardBefore-28.0/47) > 1e-12 {
 		t.Errorf("pool info %+v", p)
 	}
 	st.Pools = 0
-	if BuildReport(st, 4, matrix.Smooth).GetPipeline().GetPool() != nil {
+	if BuildReport(st, 4, matrix.Smooth, nil).GetPipeline().GetPool() != nil {
 		t.Error("pool info without pools")
 	}
 }

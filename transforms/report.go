@@ -41,13 +41,19 @@ type ReportParams struct {
 	// shards of named features get the schema of names. Optional;
 	// default ids.
 	Values matrix.Values
+	// Sensitive is the sensitive rule the report states and counts.
+	// Optional; default nil (none).
+	Sensitive *SensitiveRule
 }
 
 func checkReportParams(p ReportParams) error {
 	if p.Staging == "" {
 		return errors.New("report: no staging directory")
 	}
-	return verify.CheckParams(verify.Params{K: p.K, Mode: p.Mode})
+	if err := verify.CheckParams(verify.Params{K: p.K, Mode: p.Mode}); err != nil {
+		return err
+	}
+	return p.Sensitive.check(p.K)
 }
 
 func init() {
@@ -67,7 +73,8 @@ func Report(s beam.Scope, stats beam.PCollection, params ReportParams) {
 		panic(err)
 	}
 	beam.ParDo0(s, &reportFn{Staging: params.Staging, K: params.K, Mode: int(params.Mode), ChunkSize: params.ChunkSize,
-		InputFiles: params.InputFiles, PoolShare: params.PoolShare, Metadata: params.Metadata, Shape: params.Shape, Values: params.Values},
+		InputFiles: params.InputFiles, PoolShare: params.PoolShare, Metadata: params.Metadata, Shape: params.Shape, Values: params.Values,
+		Sensitive: params.Sensitive},
 		beam.Impulse(s), beam.SideInput{Input: stats})
 }
 
@@ -87,10 +94,11 @@ type reportFn struct {
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	Shape      matrix.Shape      `json:"shape,omitempty"`
 	Values     matrix.Values     `json:"values,omitempty"`
+	Sensitive  *SensitiveRule    `json:"sensitive,omitempty"`
 }
 
 func (fn *reportFn) ProcessElement(ctx context.Context, _ []byte, st Stats) error {
-	rep := BuildReport(st, fn.K, matrix.Mode(fn.Mode))
+	rep := BuildReport(st, fn.K, matrix.Mode(fn.Mode), fn.Sensitive)
 	rep.Pipeline.ChunkSize = fn.ChunkSize
 	rep.Pipeline.InputFiles = fn.InputFiles
 	if fn.PoolShare > 0 {
@@ -142,8 +150,9 @@ func writeJSON(ctx context.Context, uri string, v any) error {
 	return markJobError(storage.WriteFile(ctx, uri, b))
 }
 
-// BuildReport turns the job's Stats into a RunReport with its verdict.
-func BuildReport(st Stats, k int, mode matrix.Mode) *smoothanonpb.RunReport {
+// BuildReport turns the job's Stats into a RunReport with its verdict,
+// judged by k, mode and the sensitive rule sens (nil: none).
+func BuildReport(st Stats, k int, mode matrix.Mode, sens *SensitiveRule) *smoothanonpb.RunReport {
 	rep := &smoothanonpb.RunReport{
 		Mode:               mode.String(),
 		K:                  int32(k),
@@ -172,6 +181,7 @@ func BuildReport(st Stats, k int, mode matrix.Mode) *smoothanonpb.RunReport {
 		},
 	}
 	rep.Features = st.Features.Proto()
+	rep.Sensitive = sens.figures(st.Sensitive)
 	rep.Jaccard = edits{In: st.EntriesIn, Kept: st.Kept, Created: st.Created}.jaccard()
 	if st.Pools > 0 {
 		rep.Pipeline.Pool = &smoothanonpb.PoolInfo{Rows: st.PoolRows, Pools: st.Pools, Improved: st.PoolsImproved, Seconds: st.PoolSeconds,
@@ -208,6 +218,9 @@ func BuildReport(st Stats, k int, mode matrix.Mode) *smoothanonpb.RunReport {
 	}
 	if mode == matrix.NonSmooth && st.Created > 0 {
 		add("%d entries created in a nonsmooth release", st.Created)
+	}
+	if st.Sensitive.Violations > 0 {
+		add("%d (class, feature) pairs break the sensitive rule", st.Sensitive.Violations)
 	}
 	if st.HashCollisions > 0 {
 		add("%d rows collide on the class hash", st.HashCollisions)

@@ -31,6 +31,9 @@ type Stats struct {
 	// From the classes of identical output rows (Verify).
 	Classes, SmallClasses, MajorityViolations, HashCollisions int64
 	ClassSize                                                 Dist
+	// The sensitive entries and the classes' violations of the sensitive
+	// rule (Verify).
+	Sensitive SensitiveStats
 	// From the chunks (Solve).
 	Chunks, Clusters int64
 	ChunkRows        Dist
@@ -107,6 +110,7 @@ func mergeStats(a, b Stats) Stats {
 	a.SmallClasses += b.SmallClasses
 	a.MajorityViolations += b.MajorityViolations
 	a.HashCollisions += b.HashCollisions
+	a.Sensitive.merge(b.Sensitive)
 	a.ClassSize.Merge(b.ClassSize)
 	a.Chunks += b.Chunks
 	a.Clusters += b.Clusters

@@ -213,7 +213,7 @@ func TestBuildReport(t *testing.T) {
 		Classes: 2, Chunks: 1}
 	ok.ClassSize.Add(4)
 	ok.ClassSize.Add(6)
-	r := BuildReport(ok, 4, matrix.Smooth)
+	r := BuildReport(ok, 4, matrix.Smooth, nil)
 	if !r.Valid || r.Suppressed != 10 || math.Abs(r.Jaccard-30.0/46) > 1e-12 || r.MinClass != 4 || r.ClassSize.Mean != 5 {
 		t.Errorf("valid stats: %+v", r)
 	}
@@ -233,7 +233,7 @@ func TestBuildReport(t *testing.T) {
 	for _, c := range bad {
 		s := ok
 		c.edit(&s)
-		r := BuildReport(s, 4, c.mode)
+		r := BuildReport(s, 4, c.mode, nil)
 		if r.Valid || !strings.Contains(strings.Join(r.Problems, "|"), c.want) {
 			t.Errorf("want invalid with %q, got valid=%v %q", c.want, r.Valid, r.Problems)
 		}

@@ -20,10 +20,16 @@ type VerifyParams struct {
 	// Mode is smooth (majority rule) or nonsmooth (no created entry).
 	// Optional; default matrix.Smooth.
 	Mode matrix.Mode
+	// Sensitive is the sensitive rule the release must follow too.
+	// Optional; default nil (none).
+	Sensitive *SensitiveRule
 }
 
 func checkVerifyParams(p VerifyParams) error {
-	return verify.CheckParams(verify.Params{K: p.K, Mode: p.Mode})
+	if err := verify.CheckParams(verify.Params{K: p.K, Mode: p.Mode}); err != nil {
+		return err
+	}
+	return p.Sensitive.check(p.K)
 }
 
 // ClassAcc accumulates one equivalence class (users with identical output
@@ -167,16 +173,17 @@ func Verify(s beam.Scope, blocks beam.PCollection, params VerifyParams) beam.PCo
 	if err := checkVerifyParams(params); err != nil {
 		panic(err)
 	}
-	keyed, rowStats := beam.ParDo2(s, &verifyBlockFn{}, blocks)
+	keyed, rowStats := beam.ParDo2(s, &verifyBlockFn{Sensitive: params.Sensitive}, blocks)
 	classes := beam.CombinePerKey(s, mergeClassBlocks, keyed)
-	classStats := beam.ParDo(s, &classStatsFn{K: int64(params.K), Mode: int(params.Mode)}, classes)
+	classStats := beam.ParDo(s, &classStatsFn{K: int64(params.K), Mode: int(params.Mode), Sensitive: params.Sensitive}, classes)
 	return beam.Flatten(s, rowStats, classStats)
 }
 
 // verifyBlockFn sums row-level utility and accumulates classes per bundle
 // (both start empty and FinishBundle emits and resets them).
 type verifyBlockFn struct {
-	acc     Stats
+	Sensitive *SensitiveRule `json:"sensitive,omitempty"`
+	acc       Stats
 	classes map[[2]uint64]*ClassAcc
 }
 
@@ -205,6 +212,7 @@ func (fn *verifyBlockFn) ProcessElement(b OutBlock, emitClasses func(int64, clas
 		fn.acc.EntriesOut += int64(len(out))
 		fn.acc.Kept += int64(kept)
 		fn.acc.Created += int64(len(out) - kept)
+		fn.Sensitive.countRow(&fn.acc.Sensitive, in, out)
 	}
 	if len(fn.classes) >= maxBundleClasses {
 		fn.flushClasses(emitClasses)
@@ -267,14 +275,18 @@ func (fn *verifyBlockFn) FinishBundle(emitClasses func(int64, classBlock), emit 
 
 // classStatsFn judges each class and sums the verdicts per bundle.
 type classStatsFn struct {
-	K    int64 `json:"k"`
-	Mode int   `json:"mode"`
-	acc  Stats
+	K         int64          `json:"k"`
+	Mode      int            `json:"mode"`
+	Sensitive *SensitiveRule `json:"sensitive,omitempty"`
+	acc       Stats
 }
 
 func (fn *classStatsFn) ProcessElement(_ int64, b classBlock, _ func(Stats)) {
 	for _, c := range b.Acc {
 		judgeClass(&fn.acc, c, fn.K, matrix.Mode(fn.Mode))
+		if line := fn.Sensitive.judge(&fn.acc.Sensitive, c); line != "" {
+			fn.acc.problem(line)
+		}
 	}
 }
 

@@ -63,6 +63,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	featureReport := featureReportFlag(fs.FlagSet)
 	sp, autoStart := solverFlags(fs, "run")
 	fs.in(groupPrivacy)
+	sens := addSensitiveFlags(fs.FlagSet, sp)
 	ids := addUserIDFlags(fs.FlagSet, true)
 	fs.in(groupPipeline)
 	runnerFlag(fs.FlagSet)
@@ -103,6 +104,13 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if *iterations < 1 {
 		return usageErr("--spectral_iterations=%d, want at least 1", *iterations)
 	}
+	list, err := sens.load(context.Background())
+	if err != nil {
+		return err
+	}
+	if err := sens.resolve(nil); err != nil { // run's lists are ids (pipeline.Run refuses named features)
+		return err
+	}
 	if async := fs.Lookup("async"); async != nil && async.Value.String() == "true" {
 		return usageErr("--async: run waits for its job, then publishes, saves the key and writes the report; it cannot return at submission")
 	}
@@ -110,6 +118,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		ChunkSize: *chunkSize, Shards: *shards, AutoStart: *autoStart, Runner: runnerName(*runners.Runner), Key: *chunkKey,
 		SpectralIterations: *iterations, PoolShare: *poolShare, ConnectTimeout: *timeout,
 		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out, Date: day, Gate: gate, FeatureTable: *featureReport, Stderr: stderr}
+	if list != nil {
+		p.SensitiveRecord, p.SensitiveListed = sens.record(), int64(len(list.Entries))
+	}
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}

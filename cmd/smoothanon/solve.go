@@ -28,6 +28,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	f := addFileFlags(fs, "no progress or summary on stderr")
 	sp, _ := solverFlags(fs, "solve")
 	fs.in(groupPrivacy)
+	sens := addSensitiveFlags(fs.FlagSet, sp)
 	f.addIDFlags(fs)
 	f.gate = addGateFlags(fs)
 	if err := parseFlags(fs.FlagSet, args); err != nil {
@@ -36,16 +37,23 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	if err := f.missing(); err != nil {
 		return err
 	}
-	p := *sp
-	if err := checkK(p.K); err != nil {
+	if err := checkK(sp.K); err != nil {
 		return err
 	}
-	if err := solver.CheckParams(p, p.K); err != nil { // rows checked after reading
+	if err := solver.CheckParams(*sp, sp.K); err != nil { // rows checked after reading
 		return usageErr("%v", err)
 	}
+	if _, err := sens.load(context.Background()); err != nil {
+		return err
+	}
+	var p solver.Params
 	start := time.Now()
 	var info *smoothanonpb.SolveInfo
 	r, err := f.release("solve", stdout, stderr, func(ctx context.Context, in *matrix.Matrix) (o release.Outcome, err error) {
+		if err := sens.resolve(f.vocab); err != nil {
+			return o, err
+		}
+		p = *sp
 		if err := solver.CheckParams(p, in.NumRows()); err != nil {
 			return o, inputErr(fmt.Errorf("%s: %w", *f.input, err))
 		}
@@ -60,10 +68,12 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return o, inputErr(err)
 		}
-		o.Report, err = verify.Check(in, res.Release, verify.Params{K: p.K, Mode: p.Mode})
-		if err != nil {
+		vp := verify.Params{K: p.K, Mode: p.Mode}
+		sens.verifyParams(&vp)
+		if o.Report, err = verify.Check(in, res.Release, vp); err != nil {
 			return o, err
 		}
+		o.Sensitive = sens.record()
 		o.Report.Solve, info = res.Info, res.Info
 		o.Release = res.Release
 		return o, accountFeatures(&o, in, res.Release, *f.featureReport != "", f.vocab)

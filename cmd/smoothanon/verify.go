@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/sensitive"
+	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -25,6 +28,8 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	dedupe := dedupeFlag(fs, "repeated user ids in the input: refuse or union (as given to the anonymizer); repeats in the release are always reported")
 	ids := addUserIDFlags(fs, false)
 	layout := layoutFlags(fs)
+	var sp solver.Params
+	sens := addSensitiveFlags(fs, &sp)
 	timeout := connectTimeoutFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -39,9 +44,14 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if err := checkK(*k); err != nil {
 		return err
 	}
-	params := verify.Params{K: *k, Mode: *mode}
+	sp.K = *k
+	params := verify.Params{K: *k, Mode: *mode, SensitiveK: sp.SensitiveK}
 	if err := verify.CheckParams(params); err != nil {
 		return usageErr("%v", err)
+	}
+	list, err := sens.load(context.Background())
+	if err != nil {
+		return err
 	}
 
 	in, st, err := matrix.ReadMatrix(*input, matrix.ReadOptions{Dedupe: *dedupe, AllowEmpty: true, Layout: *layout})
@@ -51,6 +61,18 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	rel, out, err := readRelease(*output, matrix.ReleaseOptions{VerifyChecksums: true}, st.Layout.Values, st.Vocab)
 	if err != nil {
 		return err
+	}
+	switch {
+	case list != nil:
+		if err := sensitive.Match(rel.Sensitive, sensitive.NewRecord(list, sp)); err != nil {
+			return usageErr("%s: %v", *output, err)
+		}
+		if err := sens.resolve(st.Vocab); err != nil {
+			return err
+		}
+		sens.verifyParams(&params)
+	case rel.Sensitive != "":
+		fmt.Fprintf(stderr, "smoothanon verify: %s records a sensitive list (%s); give it with --sensitive to check the sensitive rule\n", *output, rel.Sensitive)
 	}
 	r, err := checkRelease(in, out, params, rel, ids, stderr)
 	if err != nil {

@@ -1,0 +1,145 @@
+package transforms
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+)
+
+// SensitiveRule is the sensitive rule Verify checks and Report states
+// (verify.Params documents it): a class shows a sensitive feature only if
+// every member held it and the class has at least K members; none under
+// Drop.
+type SensitiveRule struct {
+	// Features are the sensitive feature ids, ascending without repeats.
+	// Optional; default none (the rule still stands and is reported).
+	Features []uint32 `json:"features,omitempty"`
+	// K is the least size of a class that shows one. Required unless Drop;
+	// at least VerifyParams.K.
+	K int64 `json:"k"`
+	// Drop forbids sensitive features in the release. Optional.
+	Drop bool `json:"drop,omitempty"`
+	// Record is the list's sensitive.Record and Listed its entries, for
+	// the report. Optional.
+	Record string `json:"record,omitempty"`
+	Listed int64  `json:"listed,omitempty"`
+}
+
+// SensitiveStats count the sensitive entries (Verify).
+type SensitiveStats struct {
+	Held, Released, Kept, Violations int64
+}
+
+func (a *SensitiveStats) merge(b SensitiveStats) {
+	a.Held += b.Held
+	a.Released += b.Released
+	a.Kept += b.Kept
+	a.Violations += b.Violations
+}
+
+func (r *SensitiveRule) has(f uint32) bool {
+	_, ok := slices.BinarySearch(r.Features, f)
+	return ok
+}
+
+// countRow adds one user's sensitive entries: its input row in and
+// release row out (both sorted).
+func (r *SensitiveRule) countRow(st *SensitiveStats, in, out []uint32) {
+	if r == nil || len(r.Features) == 0 {
+		return
+	}
+	for _, f := range in {
+		if r.has(f) {
+			st.Held++
+		}
+	}
+	i := 0
+	for _, f := range out {
+		if !r.has(f) {
+			continue
+		}
+		st.Released++
+		for i < len(in) && in[i] < f {
+			i++
+		}
+		if i < len(in) && in[i] == f {
+			st.Kept++
+		}
+	}
+}
+
+// judge counts the sensitive features of class c that break the rule and
+// returns a problem line for them ("" when none).
+func (r *SensitiveRule) judge(st *SensitiveStats, c ClassAcc) string {
+	if r == nil || len(r.Features) == 0 {
+		return ""
+	}
+	bad, why := 0, ""
+	for x, f := range c.Out {
+		if !r.has(f) {
+			continue
+		}
+		var w string
+		switch {
+		case r.Drop:
+			w = "policy drop releases none"
+		case c.Hits[x] < c.Rows:
+			w = "one held by fewer than all: a sensitive feature is never created"
+		case c.Rows < r.K:
+			w = fmt.Sprintf("the class is smaller than sensitive_k = %d", r.K)
+		default:
+			continue
+		}
+		if bad == 0 {
+			why = w
+		}
+		bad++
+	}
+	if bad == 0 {
+		return ""
+	}
+	st.Violations += int64(bad)
+	return fmt.Sprintf("class of %d users shows %d sensitive features against the rule, e.g. %s", c.Rows, bad, why)
+}
+
+// figures are the report's SensitiveFigures from the job's counts.
+func (r *SensitiveRule) figures(st SensitiveStats) *smoothanonpb.SensitiveFigures {
+	if r == nil {
+		return nil
+	}
+	f := &smoothanonpb.SensitiveFigures{Features: r.Listed, SensitiveK: int32(r.K), Policy: "show",
+		Held: st.Held, Released: st.Released, Suppressed: st.Held - st.Kept, Created: st.Released - st.Kept, Violations: st.Violations}
+	if r.Drop {
+		f.Policy = "drop"
+	}
+	if h, _, ok := cutField(r.Record); ok {
+		f.ListSha256 = h
+	}
+	return f
+}
+
+// cutField returns the hash of a record "sha256=<hex> ...".
+func cutField(record string) (hash, rest string, ok bool) {
+	const p = "sha256="
+	if len(record) < len(p)+64 || record[:len(p)] != p {
+		return "", record, false
+	}
+	return record[len(p) : len(p)+64], record[len(p)+64:], true
+}
+
+// check reports the first bad field of r for classes of at least k.
+func (r *SensitiveRule) check(k int) error {
+	if r == nil {
+		return nil
+	}
+	if !r.Drop && r.K < int64(k) {
+		return fmt.Errorf("sensitive_k = %d is smaller than k = %d", r.K, k)
+	}
+	for i := 1; i < len(r.Features); i++ {
+		if r.Features[i] <= r.Features[i-1] {
+			return fmt.Errorf("sensitive feature %d at index %d: the list must ascend without repeats", r.Features[i], i)
+		}
+	}
+	return nil
+}
