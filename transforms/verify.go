@@ -184,7 +184,7 @@ func Verify(s beam.Scope, blocks beam.PCollection, params VerifyParams) beam.PCo
 type verifyBlockFn struct {
 	Sensitive *SensitiveRule `json:"sensitive,omitempty"`
 	acc       Stats
-	classes map[[2]uint64]*ClassAcc
+	classes   map[[2]uint64]*ClassAcc
 }
 
 func (fn *verifyBlockFn) ProcessElement(b OutBlock, emitClasses func(int64, classBlock), _ func(Stats)) {

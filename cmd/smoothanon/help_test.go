@@ -44,7 +44,7 @@ func TestHelpGrouped(t *testing.T) {
 	}{
 		{"run", []string{groupIO, groupPrivacy, groupSolver, groupPipeline, groupGate, groupBeam}, map[string][]string{
 			groupIO:       {"input", "input_shape", "user_column", "feature_column", "feature_values", "output", "output_shape", "overwrite", "run_id", "date", "metrics_out", "feature_report"},
-			groupPrivacy:  {"k", "mode", "user_ids", "pseudonym_key_file", "pseudonym_key_env", "pseudonym_key_out"},
+			groupPrivacy:  {"k", "mode", "sensitive", "sensitive_k", "sensitive_policy", "user_ids", "pseudonym_key_file", "pseudonym_key_env", "pseudonym_key_out"},
 			groupSolver:   {"seed", "variant", "search", "start", "beta", "restarts", "workers"},
 			groupPipeline: {"runner", "chunk_size", "chunk_key", "spectral_iterations", "pool_share", "shards", "connect_timeout"},
 			groupGate:     {"min_jaccard", "max_suppressed", "max_created", "max_drift", "previous_report"},
@@ -52,7 +52,7 @@ func TestHelpGrouped(t *testing.T) {
 		}},
 		{"solve", []string{groupIO, groupPrivacy, groupSolver, groupGate}, map[string][]string{
 			groupIO:      {"input", "output", "overwrite", "metrics_out", "feature_report", "quiet", "dedupe", "input_shape", "user_column", "feature_column", "feature_values", "connect_timeout"},
-			groupPrivacy: {"k", "mode", "user_ids", "pseudonym_key_file", "pseudonym_key_env", "pseudonym_key_out"},
+			groupPrivacy: {"k", "mode", "sensitive", "sensitive_k", "sensitive_policy", "user_ids", "pseudonym_key_file", "pseudonym_key_env", "pseudonym_key_out"},
 			groupSolver:  {"seed", "variant", "search", "start", "beta", "restarts", "workers"},
 			groupGate:    {"min_jaccard", "max_suppressed", "max_created", "max_drift", "previous_report"},
 		}},

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/release"
+	"github.com/smoothanon/smoothanon/sensitive"
+	"github.com/smoothanon/smoothanon/solver"
+)
+
+func writeList(t *testing.T, path, body string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSensitiveSolveVerify: solve under a list publishes a release that
+// records it and that verify passes with the same list; verify refuses
+// another list, sensitive_k or policy, and notes a list it is not given.
+func TestSensitiveSolveVerify(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.parquet")
+	if code, _, stderr := genCLI("gen", "--model", "userlists", "--rows", "3000", "--columns", "300", "--output", in); code != 0 {
+		t.Fatal(stderr)
+	}
+	list := writeList(t, filepath.Join(dir, "s.txt"), "0\n3\n7\n10\n20\n")
+	out := filepath.Join(dir, "rel.parquet")
+	code, _, stderr := genCLI("solve", "--input", in, "--output", out, "--k", "4", "--sensitive", list, "--sensitive_k", "8", "--user_ids", "keep", "--metrics_out", filepath.Join(dir, "r.json"))
+	if code != 0 {
+		t.Fatalf("solve: exit %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "r.json"))
+	rep := parseReport(t, string(b))
+	if s := rep.Sensitive; s == nil || s.Held == 0 || s.Released == 0 || s.Created != 0 || s.Violations != 0 || s.Features != 5 {
+		t.Fatalf("solve's sensitive figures %v", rep.Sensitive)
+	}
+	verifyArgs := []string{"verify", "--input", in, "--output", out, "--k", "4"}
+	if code, stdout, stderr := genCLI(append(verifyArgs, "--sensitive", list, "--sensitive_k", "8")...); code != 0 || parseReport(t, stdout).Sensitive.GetReleased() != rep.Sensitive.Released {
+		t.Fatalf("verify: exit %d: %s", code, stderr)
+	}
+	other := writeList(t, filepath.Join(dir, "o.txt"), "0\n3\n7\n10\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sensitive", other, "--sensitive_k", "8"}, "another sensitive list"},
+		{[]string{"--sensitive", list}, "sensitive_k = 8, not 4"},
+		{[]string{"--sensitive", list, "--sensitive_k", "8", "--sensitive_policy", "drop"}, "policy show, not drop"},
+		{[]string{"--sensitive_k", "8"}, "--sensitive_k without --sensitive"},
+		{[]string{"--sensitive", list, "--sensitive_k", "3"}, "sensitive_k = 3 is smaller than k = 4"},
+		{[]string{"--sensitive", filepath.Join(dir, "missing.txt")}, "missing.txt"},
+	} {
+		if code, _, stderr := genCLI(append(verifyArgs, c.args...)...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("verify %q: exit %d, stderr %s; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	if code, _, stderr := genCLI(verifyArgs...); code != 0 || !strings.Contains(stderr, "records a sensitive list") {
+		t.Errorf("verify without the list: exit %d, stderr %s", code, stderr)
+	}
+	// A release made without a list is not one made with it.
+	plain := filepath.Join(dir, "plain.parquet")
+	if code, _, stderr := genCLI("solve", "--input", in, "--output", plain, "--k", "4", "--user_ids", "keep"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := genCLI("verify", "--input", in, "--output", plain, "--k", "4", "--sensitive", list); code != 2 || !strings.Contains(stderr, "made without --sensitive") {
+		t.Errorf("plain release with a list: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestSensitiveVerifyRefusesViolations: hand-made releases that record
+// the list but break the rule fail verify with exit 1.
+func TestSensitiveVerifyRefusesViolations(t *testing.T) {
+	dir := t.TempDir()
+	in := writeVerifyFile(t, filepath.Join(dir, "in.parquet"),
+		verifyRow{"a", []uint32{1, 9}}, verifyRow{"b", []uint32{1, 9}}, verifyRow{"c", []uint32{1}}, verifyRow{"d", []uint32{1, 9}})
+	listPath := writeList(t, filepath.Join(dir, "s.txt"), "9\n")
+	l, err := sensitive.Parse(strings.NewReader("9\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		p     solver.Params
+		rows  [][]uint32
+		flags []string
+		want  string
+	}{
+		{"created for c", solver.Params{K: 2}, [][]uint32{{1, 9}, {1, 9}, {1, 9}, {1, 9}}, nil, "never created"},
+		{"class below sensitive_k", solver.Params{K: 2, SensitiveK: 3}, [][]uint32{{1, 9}, {1, 9}, {1}, {1}}, []string{"--sensitive_k", "3"}, "smaller than sensitive_k = 3"},
+		{"shown under drop", solver.Params{K: 2, SensitivePolicy: solver.SensitiveDrop}, [][]uint32{{1, 9}, {1, 9}, {1}, {1}}, []string{"--sensitive_policy", "drop"}, "policy drop releases none"},
+	} {
+		m := matrix.New(0, 0)
+		for i, r := range c.rows {
+			m.Append(string(rune('a'+i)), r)
+		}
+		out := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".parquet")
+		md := release.FileMetadata(nil, sensitive.NewRecord(l, c.p).String())
+		if err := matrix.WriteMatrix(out, m, matrix.WriterOptions{Metadata: md}); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"verify", "--input", in, "--output", out, "--k", "2", "--sensitive", listPath}, c.flags...)
+		if code, stdout, stderr := genCLI(args...); code != 1 || !strings.Contains(stderr, c.want) || parseReport(t, stdout).Sensitive.GetViolations() == 0 {
+			t.Errorf("%s: exit %d, stderr %s; want 1 and %q", c.name, code, stderr, c.want)
+		}
+	}
+}
+
+// TestSensitiveNames: solve resolves a list of names through the input's
+// own names, and run refuses named features with a list.
+func TestSensitiveNames(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.parquet")
+	if code, _, stderr := genCLI("gen", "--model", "userlists", "--rows", "2000", "--columns", "100", "--feature_names", "--output", in); code != 0 {
+		t.Fatal(stderr)
+	}
+	list := writeList(t, filepath.Join(dir, "s.txt"), "/interest/0000000000\n/interest/0000000001\n/not/held\n")
+	out := filepath.Join(dir, "rel.parquet")
+	code, _, stderr := genCLI("solve", "--input", in, "--output", out, "--k", "4", "--sensitive", list, "--user_ids", "keep", "--metrics_out", filepath.Join(dir, "r.json"))
+	if code != 0 {
+		t.Fatalf("solve: exit %d: %s", code, stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "r.json"))
+	if s := parseReport(t, string(b)).Sensitive; s.GetHeld() == 0 || s.GetCreated() != 0 || s.GetFeatures() != 3 {
+		t.Fatalf("figures %v", s)
+	}
+	if code, _, stderr := genCLI("verify", "--input", in, "--output", out, "--k", "4", "--sensitive", list); code != 0 {
+		t.Fatalf("verify: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := genCLI("run", "--input", in, "--output", filepath.Join(dir, "run"), "--k", "4", "--sensitive", list, "--user_ids", "keep"); code != 2 || !strings.Contains(stderr, "not a feature id") {
+		t.Errorf("run with names: exit %d, stderr %s", code, stderr)
+	}
+	bad := writeList(t, filepath.Join(dir, "bad.txt"), "ok\n\xff\n")
+	if code, _, stderr := genCLI("solve", "--input", in, "--output", filepath.Join(dir, "x.parquet"), "--k", "4", "--sensitive", bad); code != 2 || !strings.Contains(stderr, "line 2: not UTF-8") {
+		t.Errorf("non-UTF-8 list: exit %d, stderr %s", code, stderr)
+	}
+}
