@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10s
 BENCHCOUNT ?= 5
 
-.PHONY: help build image check test test-hosts vet staticcheck race bench bench-names bench-pipeline bench-flink bench-scale bench-cluster bench-scaling bench-linkage assess-accuracy assess-cost quality figures figures-learning proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
+.PHONY: help build image check test test-hosts vet staticcheck race bench bench-names bench-pipeline bench-flink bench-scale bench-cluster bench-scaling bench-linkage assess-accuracy assess-cost quality quality-sensitive figures figures-learning proto demo fuzz flink-jobserver flink-cluster-jars fake-gcs-server
 
 help:
 	@echo "make demo    generate data and anonymize it on the embedded runner"
@@ -30,6 +30,7 @@ help:
 	@echo "make assess-accuracy  smoothanon assess at k=8 beside the run on adult, dblp, 1e6 lists, playstore"
 	@echo "make assess-cost  smoothanon assess at k=8 on ASSESS_ROWS (default 1e6 and 1e7) generated lists: seconds, peak RSS, rows read; EXACT=1 with --exact"
 	@echo "make quality docs/quality.md: the quality tables (k = 8, 10 seeds)"
+	@echo "make quality-sensitive  what sensitive features cost: Jaccard with none, post-processed, solver (k = 8, 5 seeds)"
 	@echo "make figures docs/figures/*.png: the paper's figures (FIGURES_PIPELINE=false skips the dblp pipeline sweep)"
 	@echo "make figures-learning  docs/figures/learning-*.png: classifiers and link prediction on anonymized data (tens of minutes)"
 	@echo "make fuzz    every fuzz target for FUZZTIME (default 10s)"
@@ -187,6 +188,12 @@ bench-cluster: $(if $(filter 1,$(NETNS)),fake-gcs-server)
 # ../shared/data/raw): generated, replaced whole, never edited by hand.
 quality:
 	$(GO) run ./cmd/quality -seeds 10 -out docs/quality.md
+
+# What the sensitive rule costs (docs/quality.md, "Sensitive features"):
+# adult (race, sex), dblp (5% of features) and 1e6 generated lists (2% of
+# interests), k = 8 at sensitive_k 8 and 32, mean of seeds 1-5.
+quality-sensitive:
+	$(GO) run ./cmd/sensitivity -seeds 5
 
 # The paper's evaluation figures as PNGs under docs/figures (docs/figures.md
 # describes them), with the measured values in docs/figures/figures.json.

@@ -21,7 +21,10 @@ import (
 //     costs miss on power-law lists;
 //  4. where no row has more than coreMaxDeg features, the core groups
 //     (core.go) after split, refined: rows grouped by the features they
-//     share, the shape of the best releases of one-hot tables.
+//     share, the shape of the best releases of one-hot tables;
+//  5. with sensitive features, the sensitive strata (sensitiveStrata)
+//     after split, refined: parts that show the sensitive features their
+//     members share, which moves of one user at a time do not reach.
 //
 // The clusters as they are, refined without split, are not a candidate:
 // since refine has its dissolve pass they never win, and refining them
@@ -56,6 +59,15 @@ func (s *state) improve(clusters [][]int32) ([][]int32, error) {
 			}
 			return s.refine(s.split(s.pr.coreGroups(int32(s.p.K)), tag), tag)
 		},
+	}
+	if s.pr.nfn < int32(s.pr.nf) {
+		cands = append(cands, func(tag string) ([][]int32, *refiner, error) {
+			strata, err := s.sensitiveStrata()
+			if strata == nil || err != nil {
+				return nil, nil, err
+			}
+			return s.refine(s.split(strata, tag), tag)
+		})
 	}
 	if s.p.Start == StartMondrian {
 		cands[0], cands[1] = nil, nil // no Meyerson clusters to start from

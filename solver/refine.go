@@ -177,6 +177,16 @@ func (r *refiner) indexCentres() {
 				r.cpost[f] = append(r.cpost[f], int32(c))
 			}
 		})
+		if sens := r.st[c].sens; sens != nil {
+			sens.h.each(func(f, h int32) {
+				if shown(h, sz, sens.smin) {
+					r.clen[c]++
+				}
+				if shown(h+1, sz+1, sens.smin) {
+					r.cpost[f] = append(r.cpost[f], int32(c))
+				}
+			})
+		}
 	}
 	if !r.indexed {
 		for p := int32(0); p < int32(r.pr.np); p++ {

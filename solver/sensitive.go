@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/smoothanon/smoothanon/internal/mondrian"
 	"github.com/smoothanon/smoothanon/matrix"
 )
 
@@ -257,4 +258,79 @@ func SuppressSensitive(in, rel *matrix.Matrix, cluster []int32, p Params) *matri
 		out.Offsets = append(out.Offsets, int64(len(out.Features)))
 	}
 	return out
+}
+
+// sensitiveStrata is improve's start for sensitive features: users
+// grouped by their sensitive features, each group of at least
+// SensitiveMin users holding some partitioned by Mondrian into parts of
+// that size (each part shows all of the group's sensitive features), the
+// other users together into parts of K. nil where no group is that
+// large (the plain Mondrian candidate covers it).
+func (s *state) sensitiveStrata() ([][]int32, error) {
+	pr := s.pr
+	if pr.nfn == int32(pr.nf) || pr.smin == math.MaxInt32 {
+		return nil, nil
+	}
+	bySig := map[string][]int32{}
+	var sigs []string // in order of first user
+	key := make([]byte, 0, 64)
+	for u := range int32(pr.n) {
+		row := pr.urow(u)
+		i := len(row)
+		for i > 0 && row[i-1] >= pr.nfn {
+			i--
+		}
+		key = key[:0]
+		for _, f := range row[i:] {
+			key = append(key, byte(f), byte(f>>8), byte(f>>16), byte(f>>24))
+		}
+		if _, ok := bySig[string(key)]; !ok {
+			sigs = append(sigs, string(key))
+		}
+		bySig[string(key)] = append(bySig[string(key)], u)
+	}
+	var strata [][]int32
+	var rest []int32
+	for _, sig := range sigs {
+		if mem := bySig[sig]; sig != "" && int32(len(mem)) >= pr.smin {
+			strata = append(strata, mem)
+		} else {
+			rest = append(rest, mem...)
+		}
+	}
+	if len(strata) == 0 {
+		return nil, nil
+	}
+	if len(rest) > 0 && len(rest) < s.p.K { // too few to form a part: join a stratum
+		strata[0] = append(strata[0], rest...)
+		rest = nil
+	}
+	var out [][]int32
+	add := func(mem []int32, k int) error {
+		order := make([]int, len(mem))
+		for i, u := range mem {
+			order[i] = int(u)
+		}
+		part, common, _, err := mondrian.Partition(s.ctx, s.canon.Permute(order), k)
+		if err != nil {
+			return err
+		}
+		base := len(out)
+		out = append(out, make([][]int32, len(common))...)
+		for i, c := range part {
+			out[base+int(c)] = append(out[base+int(c)], mem[i])
+		}
+		return nil
+	}
+	for _, mem := range strata {
+		if err := add(mem, int(pr.smin)); err != nil {
+			return nil, err
+		}
+	}
+	if len(rest) > 0 {
+		if err := add(rest, s.p.K); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -198,3 +198,58 @@ func jaccardOf(in, out *matrix.Matrix) float64 {
 	}
 	return float64(kept) / float64(len(in.Features)+len(out.Features)-kept)
 }
+
+// TestSensitiveStrata: the strata start puts users of one sensitive set
+// of at least SensitiveMin users in parts of that size, the others in
+// parts of k, every user once; without a large enough set it is nil.
+func TestSensitiveStrata(t *testing.T) {
+	m := randomMatrix(21, 600, 12, 4)
+	sens := sensitiveEvery(m, 5) // features 0, 5, 10 of the 12
+	for _, sk := range []int{6, 40, 10000} {
+		p := withDefaults(Params{K: 3, Seed: 1, Sensitive: sens, SensitiveK: sk})
+		s := &state{p: p, ctx: context.Background(), canon: m, pr: newProblem(m, p)}
+		parts, err := s.sensitiveStrata()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sk == 10000 {
+			if parts != nil {
+				t.Fatalf("sensitive_k %d: %d parts from no large set", sk, len(parts))
+			}
+			continue
+		}
+		seen := make([]bool, m.NumRows())
+		shows := 0
+		for _, part := range parts {
+			sig := func(u int32) string {
+				var b strings.Builder
+				for _, f := range m.Row(int(u)) {
+					if _, ok := slices.BinarySearch(sens, f); ok {
+						b.WriteString(string(rune(f + 1)))
+					}
+				}
+				return b.String()
+			}
+			one := true
+			for _, u := range part {
+				if seen[u] {
+					t.Fatalf("user %d in two parts", u)
+				}
+				seen[u] = true
+				one = one && sig(u) == sig(part[0])
+			}
+			switch {
+			case one && sig(part[0]) != "" && len(part) >= sk:
+				shows++
+			case len(part) < p.K:
+				t.Fatalf("sensitive_k %d: part of %d < k", sk, len(part))
+			}
+		}
+		if !slices.Equal(seen, slices.Repeat([]bool{true}, len(seen))) {
+			t.Fatalf("sensitive_k %d: a user in no part", sk)
+		}
+		if shows == 0 {
+			t.Errorf("sensitive_k %d: no part shows its sensitive features", sk)
+		}
+	}
+}

@@ -222,8 +222,9 @@ type Params struct {
 // Progress receives the progress of a solve (SolveProgress): a stage name
 // and how far it is: "neighbours", "restarts", "close" (not under
 // StartMondrian), then (Improved) "split (candidate i/4)" and "refine
-// (candidate i/4)" for improve's candidates (i = 4 only where no row has
-// more than 16 features; only i = 3 and 4 under StartMondrian), which run
+// (candidate i/4)" for improve's candidates (i/5 where the input holds
+// sensitive features, i = 5 their strata; i = 4 only where no row has
+// more than 16 features; only i = 3, 4 and 5 under StartMondrian), which run
 // at the same time, so their calls alternate, then the same stages
 // prefixed "resolve: " for the solve of the users whose release is empty
 // (see resolveEmpty; that solve starts from both, so its "resolve:

@@ -114,7 +114,7 @@ func (sp *splitter) partitions(members []int32, k int, mode matrix.Mode, commons
 	}
 	clen := int32(0)
 	for f, h := range hold {
-		if keep(h, int32(n), mode) {
+		if pr.keep(f, h, int32(n), mode) {
 			sp.mark[f] = true
 			clen++
 		}
