@@ -49,6 +49,8 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	ksFlag := fs.String("k", "2,4,8,16,32", "comma list of the k to price and to count the users below")
 	modesFlag := fs.String("mode", "smooth,nonsmooth", "comma list of the modes to price: smooth, nonsmooth")
 	sp, autoStart := solverFlags(fs, "assess")
+	fs.in(groupPrivacy)
+	sens := addSensitiveFlags(fs.FlagSet, sp) // the prices are of releases under the rule
 	fs.in(groupPipeline)
 	chunkSize := fs.Int64("chunk_size", pipeline.DefaultChunkSize, "the run's --chunk_size")
 	chunkKey := chunkKeyFlag(fs.FlagSet)
@@ -82,6 +84,12 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 		}
 	} else if err := pipeline.CheckRunner(runnerName(*runners.Runner), ""); err != nil {
 		return usageErr("%v", err)
+	}
+	if sp.SensitiveK != 0 && sp.SensitiveK < slices.Max(ks) {
+		return usageErr("--sensitive_k=%d is smaller than k = %d (leave it out to price each k with sensitive_k = k)", sp.SensitiveK, slices.Max(ks))
+	}
+	if _, err := sens.load(context.Background()); err != nil {
+		return err
 	}
 	if *sampleRows < 1000 {
 		return usageErr("--sample_rows=%d, want at least 1000", *sampleRows)
@@ -118,6 +126,10 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if err := sens.resolve(vocab); err != nil {
+		return err
+	}
+	p.Solver.Sensitive = sp.Sensitive
 	// Rows near each other in a file are often alike (ids given in
 	// crawl, signup or region order): of the rows read, every
 	// len(read)/sample-th is priced, so the sample spreads further.

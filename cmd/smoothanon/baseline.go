@@ -11,6 +11,7 @@ import (
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 	"github.com/smoothanon/smoothanon/release"
+	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/verify"
 )
 
@@ -34,6 +35,7 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 	k, seed := &sp.K, &sp.Seed
 	maxEntries := fs.Int64("max_entries", baseline.DefaultMaxEntries, "rr_*: refuse a release expected to hold more entries than this (0 = the default)")
 	fs.in(groupPrivacy)
+	sens := addSensitiveFlags(fs.FlagSet, sp)
 	f.addIDFlags(fs)
 	f.gate = addGateFlags(fs)
 	if err := parseFlags(fs.FlagSet, args); err != nil {
@@ -52,6 +54,13 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 		return usageErr("--k is for --method mondrian, not %s", *method)
 	case mondrian && (set["epsilon"] || set["seed"] || set["max_entries"]):
 		return usageErr("--epsilon, --seed and --max_entries are for the rr methods, not mondrian")
+	case !mondrian && (set["sensitive"] || set["sensitive_k"] || set["sensitive_policy"]):
+		return usageErr("--sensitive is for --method mondrian: randomized response creates entries of every feature")
+	case sp.SensitiveK != 0 && sp.SensitiveK < *k:
+		return usageErr("sensitive_k = %d is smaller than k = %d", sp.SensitiveK, *k)
+	}
+	if _, err := sens.load(context.Background()); err != nil {
+		return err
 	}
 	level := baseline.Edge
 	if *method == baseline.MethodRRNode {
@@ -74,7 +83,16 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 			if res, err = baseline.Mondrian(ctx, in, baseline.MondrianParams{K: *k}); err != nil {
 				return o, inputErr(err)
 			}
-			o.Report, err = verify.Check(in, res.Release, verify.Params{K: *k, Mode: matrix.NonSmooth})
+			if err := sens.resolve(f.vocab); err != nil {
+				return o, err
+			}
+			if len(sp.Sensitive) > 0 { // partitions share every feature they show: only sensitive_k (or drop) can bite
+				res.Release = solver.SuppressSensitive(in, res.Release, res.Partition, *sp)
+			}
+			vp := verify.Params{K: *k, Mode: matrix.NonSmooth}
+			sens.verifyParams(&vp)
+			o.Report, err = verify.Check(in, res.Release, vp)
+			o.Sensitive = sens.record()
 		} else {
 			if res, err = baseline.RandomizedResponse(ctx, in, rr); err != nil {
 				return o, inputErr(err)

@@ -58,14 +58,14 @@ func TestHelpGrouped(t *testing.T) {
 		}},
 		{"assess", []string{groupIO, groupPrivacy, groupSolver, groupPipeline, groupBeam}, map[string][]string{
 			groupIO:       {"input", "input_shape", "user_column", "feature_column", "feature_values", "report", "plot", "sample_rows"},
-			groupPrivacy:  {"k", "mode"},
+			groupPrivacy:  {"k", "mode", "sensitive", "sensitive_k", "sensitive_policy"},
 			groupSolver:   {"seed", "variant", "search", "start", "beta", "restarts", "workers"},
 			groupPipeline: {"chunk_size", "chunk_key", "spectral_iterations", "pool_share", "exact", "scratch", "runner", "connect_timeout"},
 			groupBeam:     {"endpoint", "environment_type", "project", "region", "async", "dry_run", "worker_binary"},
 		}},
 		{"baseline", []string{groupIO, groupPrivacy, groupRR, groupGate}, map[string][]string{
 			groupIO:      {"input", "output", "overwrite", "metrics_out", "feature_report", "quiet", "dedupe", "input_shape", "user_column", "feature_column", "feature_values", "connect_timeout"},
-			groupPrivacy: {"method", "k", "epsilon", "user_ids", "pseudonym_key_file", "pseudonym_key_env", "pseudonym_key_out"},
+			groupPrivacy: {"method", "k", "epsilon", "sensitive", "sensitive_k", "sensitive_policy", "user_ids", "pseudonym_key_file", "pseudonym_key_env", "pseudonym_key_out"},
 			groupRR:      {"seed", "max_entries"},
 			groupGate:    {"min_jaccard", "max_suppressed", "max_created", "max_drift", "previous_report"},
 		}},

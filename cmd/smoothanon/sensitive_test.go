@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/sensitive"
 	"github.com/smoothanon/smoothanon/solver"
@@ -138,5 +141,64 @@ func TestSensitiveNames(t *testing.T) {
 	bad := writeList(t, filepath.Join(dir, "bad.txt"), "ok\n\xff\n")
 	if code, _, stderr := genCLI("solve", "--input", in, "--output", filepath.Join(dir, "x.parquet"), "--k", "4", "--sensitive", bad); code != 2 || !strings.Contains(stderr, "line 2: not UTF-8") {
 		t.Errorf("non-UTF-8 list: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestSensitiveMondrian: baseline --method mondrian follows the rule
+// (classes below sensitive_k show no sensitive feature) and records the
+// list; randomized response refuses one.
+func TestSensitiveMondrian(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.parquet")
+	if code, _, stderr := genCLI("gen", "--model", "userlists", "--rows", "3000", "--columns", "200", "--output", in); code != 0 {
+		t.Fatal(stderr)
+	}
+	list := writeList(t, filepath.Join(dir, "s.txt"), "0\n1\n2\n5\n")
+	out := filepath.Join(dir, "m.parquet")
+	args := []string{"baseline", "--method", "mondrian", "--input", in, "--output", out, "--k", "4", "--sensitive", list, "--sensitive_k", "50", "--user_ids", "keep"}
+	if code, _, stderr := genCLI(args...); code != 0 {
+		t.Fatalf("mondrian: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := genCLI("verify", "--input", in, "--output", out, "--k", "4", "--mode", "nonsmooth", "--sensitive", list, "--sensitive_k", "50")
+	if code != 0 || parseReport(t, stdout).Sensitive.GetHeld() == 0 {
+		t.Fatalf("verify: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := genCLI("baseline", "--method", "rr_edge", "--epsilon", "1", "--input", in, "--output", filepath.Join(dir, "rr.parquet"), "--sensitive", list); code != 2 || !strings.Contains(stderr, "for --method mondrian") {
+		t.Errorf("rr with a list: exit %d, stderr %s", code, stderr)
+	}
+	if code, _, stderr := genCLI(append(args[:len(args)-4], "--sensitive_k", "3")...); code != 2 || !strings.Contains(stderr, "smaller than k") {
+		t.Errorf("sensitive_k below k: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestSensitiveAssess: assess prices releases under the list (a list of
+// the most held interests costs Jaccard), and refuses a sensitive_k
+// below the largest k priced.
+func TestSensitiveAssess(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.parquet")
+	if code, _, stderr := genCLI("gen", "--model", "userlists", "--rows", "3000", "--columns", "2000", "--output", in); code != 0 {
+		t.Fatal(stderr)
+	}
+	list := writeList(t, filepath.Join(dir, "s.txt"), "0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n")
+	price := func(extra ...string) float64 {
+		t.Helper()
+		args := append([]string{"assess", "--input", in, "--k", "4", "--mode", "smooth", "--report", "-"}, extra...)
+		code, stdout, stderr := genCLI(args...)
+		if code != 0 {
+			t.Fatalf("assess %q: exit %d: %s", extra, code, stderr)
+		}
+		a := &smoothanonpb.Assessment{}
+		if err := protojson.Unmarshal([]byte(stdout[strings.Index(stdout, "{"):]), a); err != nil {
+			t.Fatal(err)
+		}
+		return a.Price[0].GetPredicted().GetJaccard()
+	}
+	plain, ruled := price(), price("--sensitive", list, "--sensitive_k", "16")
+	if ruled >= plain {
+		t.Errorf("priced Jaccard %.4f under the list, %.4f without", ruled, plain)
+	}
+	if code, _, stderr := genCLI("assess", "--input", in, "--k", "4,8", "--sensitive", list, "--sensitive_k", "4"); code != 2 || !strings.Contains(stderr, "smaller than k = 8") {
+		t.Errorf("sensitive_k below k: exit %d, stderr %s", code, stderr)
 	}
 }
