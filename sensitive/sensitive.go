@@ -24,6 +24,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -46,15 +47,20 @@ type List struct {
 const MaxLine = 1 << 16
 
 // Parse reads a list: one entry a line, a feature id (decimal) or a
-// name. Lines are taken as they are, but for a trailing "\r"; empty
-// lines are skipped. Repeats are merged. An entry that is not UTF-8 is an
-// error naming its line.
+// name. Lines are taken as they are, but for a trailing "\r" and a
+// UTF-8 byte order mark before the first; empty lines are skipped.
+// Repeats are merged. An entry that is not UTF-8 is an error naming its
+// line, and so is a list without entries (a truncated or wrong file would
+// otherwise protect nothing).
 func Parse(r io.Reader) (*List, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), MaxLine)
 	var l List
 	for n := 1; sc.Scan(); n++ {
 		e := strings.TrimSuffix(sc.Text(), "\r")
+		if n == 1 {
+			e = strings.TrimPrefix(e, "\ufeff")
+		}
 		if e == "" {
 			continue
 		}
@@ -65,6 +71,9 @@ func Parse(r io.Reader) (*List, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
+	}
+	if len(l.Entries) == 0 {
+		return nil, errors.New("no entries")
 	}
 	slices.Sort(l.Entries)
 	l.Entries = slices.Compact(l.Entries)
@@ -98,8 +107,9 @@ func (l *List) IDs() ([]uint32, error) {
 }
 
 // Resolve maps the list to the ids of vocab (nil: the features are ids,
-// see IDs). Names the vocabulary lacks are held by no one and drop out;
-// for integer names an entry must be a decimal int64.
+// see IDs). Names the vocabulary lacks are held by no one and drop out
+// (Unmatched counts them); for integer names an entry must be a decimal
+// int64.
 func (l *List) Resolve(vocab *matrix.Vocab) ([]uint32, error) {
 	if vocab == nil {
 		return l.IDs()
@@ -123,6 +133,19 @@ func (l *List) Resolve(vocab *matrix.Vocab) ([]uint32, error) {
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
+}
+
+// Unmatched is how many of the list's entries name no feature of vocab:
+// held by no one, or misspelt. 0 for a release of ids (nil vocab).
+func (l *List) Unmatched(vocab *matrix.Vocab) int {
+	if vocab == nil {
+		return 0
+	}
+	ids, err := l.Resolve(vocab)
+	if err != nil {
+		return 0
+	}
+	return len(l.Entries) - len(ids)
 }
 
 // Record is what a release says of the sensitive rule it was made

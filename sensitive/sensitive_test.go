@@ -32,6 +32,14 @@ func TestParse(t *testing.T) {
 	if _, err := Parse(strings.NewReader("ok\n\xff\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("non-UTF-8 line: %v", err)
 	}
+	if l, err := Parse(strings.NewReader("\ufeff/a\n/b\n")); err != nil || l.Entries[0] != "/a" {
+		t.Errorf("byte order mark: %q %v", l.Entries, err)
+	}
+	for _, empty := range []string{"", "\n\n", "\ufeff\n"} {
+		if _, err := Parse(strings.NewReader(empty)); err == nil || !strings.Contains(err.Error(), "no entries") {
+			t.Errorf("%q: %v", empty, err)
+		}
+	}
 	if _, err := Parse(strings.NewReader(strings.Repeat("x", MaxLine+1))); err == nil {
 		t.Error("an overlong line was read")
 	}
@@ -52,6 +60,9 @@ func TestResolve(t *testing.T) {
 	ids, err := l.Resolve(v)
 	if err != nil || !slices.Equal(ids, []uint32{1}) {
 		t.Fatalf("names: %v %v", ids, err)
+	}
+	if n := l.Unmatched(v); n != 1 {
+		t.Errorf("unmatched %d, want 1 (/religion)", n)
 	}
 	iv, err := matrix.SortedVocab(matrix.ValuesIntegers, [][]byte{matrix.IntNameKey(nil, -5), matrix.IntNameKey(nil, 1<<40)})
 	if err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
+	"io"
 
 	"github.com/smoothanon/smoothanon/matrix"
 	"github.com/smoothanon/smoothanon/sensitive"
@@ -15,14 +17,15 @@ import (
 // solver); the list fills p.Sensitive once the input's vocabulary is known
 // (resolve).
 type sensitiveFlags struct {
-	fs   *flag.FlagSet
-	path *string
-	p    *solver.Params
-	list *sensitive.List
+	fs     *flag.FlagSet
+	stderr io.Writer // for the note on entries that match no feature
+	path   *string
+	p      *solver.Params
+	list   *sensitive.List
 }
 
 func addSensitiveFlags(fs *flag.FlagSet, p *solver.Params) *sensitiveFlags {
-	s := &sensitiveFlags{fs: fs, p: p}
+	s := &sensitiveFlags{fs: fs, p: p, stderr: fs.Output()}
 	s.path = fs.String("sensitive", "", "file (or object) of sensitive features, one a line: ids, or names where the features are names; "+
 		"a class shows one only if every member held it (never created, whatever --mode) and the class has --sensitive_k members; the release records the list's hash")
 	fs.IntVar(&p.SensitiveK, "sensitive_k", 0, "least size of a class that shows a sensitive feature (default --k; at least --k)")
@@ -62,6 +65,9 @@ func (s *sensitiveFlags) resolve(vocab *matrix.Vocab) error {
 		return usageErr("--sensitive %s: %v", *s.path, err)
 	}
 	s.p.Sensitive = ids
+	if n := s.list.Unmatched(vocab); n > 0 && s.stderr != nil {
+		fmt.Fprintf(s.stderr, "smoothanon: note: %d of the %d entries of --sensitive %s name no feature of the input (held by no one, or misspelt)\n", n, len(s.list.Entries), *s.path)
+	}
 	return nil
 }
 

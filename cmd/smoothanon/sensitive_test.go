@@ -125,7 +125,7 @@ func TestSensitiveNames(t *testing.T) {
 	list := writeList(t, filepath.Join(dir, "s.txt"), "/interest/0000000000\n/interest/0000000001\n/not/held\n")
 	out := filepath.Join(dir, "rel.parquet")
 	code, _, stderr := genCLI("solve", "--input", in, "--output", out, "--k", "4", "--sensitive", list, "--user_ids", "keep", "--metrics_out", filepath.Join(dir, "r.json"))
-	if code != 0 {
+	if code != 0 || !strings.Contains(stderr, "1 of the 3 entries of --sensitive") {
 		t.Fatalf("solve: exit %d: %s", code, stderr)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "r.json"))
@@ -137,6 +137,10 @@ func TestSensitiveNames(t *testing.T) {
 	}
 	if code, _, stderr := genCLI("run", "--input", in, "--output", filepath.Join(dir, "run"), "--k", "4", "--sensitive", list, "--user_ids", "keep"); code != 2 || !strings.Contains(stderr, "not a feature id") {
 		t.Errorf("run with names: exit %d, stderr %s", code, stderr)
+	}
+	empty := writeList(t, filepath.Join(dir, "empty.txt"), "\n")
+	if code, _, stderr := genCLI("solve", "--input", in, "--output", filepath.Join(dir, "y.parquet"), "--k", "4", "--sensitive", empty); code != 2 || !strings.Contains(stderr, "no entries") {
+		t.Errorf("empty list: exit %d, stderr %s", code, stderr)
 	}
 	bad := writeList(t, filepath.Join(dir, "bad.txt"), "ok\n\xff\n")
 	if code, _, stderr := genCLI("solve", "--input", in, "--output", filepath.Join(dir, "x.parquet"), "--k", "4", "--sensitive", bad); code != 2 || !strings.Contains(stderr, "line 2: not UTF-8") {
