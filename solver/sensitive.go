@@ -20,7 +20,9 @@ import (
 //
 // The problem numbers the sensitive features last (dense ids ≥ nfn), so
 // that each sorted row ends with them and the counts of the other
-// features stay those of a problem without sensitive features.
+// features stay those of a problem without sensitive features. Improve
+// adds a start of sensitive strata (sensitiveStrata); see
+// docs/decisions/029-sensitive-features.md.
 
 // SensitivePolicy says what a release does with sensitive features.
 type SensitivePolicy int
