@@ -50,7 +50,8 @@
 //     chunks solved again together, kept where that raises the Jaccard
 //     ([transforms.Pool]).
 //   - Verify: the whole release checked for k-anonymity (and, smooth,
-//     the majority rule), and its utility counted ([transforms.Verify]).
+//     the majority rule; with Params.SensitiveRecord, the sensitive
+//     rule), and its utility counted ([transforms.Verify]).
 //   - Accounting: every feature's input entries, release entries,
 //     suppressed and created entries, combined by blocks of feature ids
 //     and summarized for the report; with Params.FeatureTable, the full

@@ -35,7 +35,8 @@
 //   - [Pool]: Solve's three outputs to the release of every row,
 //     PCollection<OutBlock>, and one [Stats] per pool.
 //   - [Verify]: released rows to PCollection<Stats>: class sizes, the
-//     majority rule, kept, suppressed and created entries.
+//     majority rule, the sensitive rule ([SensitiveRule]), kept,
+//     suppressed and created entries.
 //   - [Accounting]: released rows to PCollection<Stats> summarizing
 //     every feature's held, released, suppressed and created entries
 //     (verify.FeatureSummary), and optionally the full per-feature table

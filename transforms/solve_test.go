@@ -101,6 +101,12 @@ func TestSolveFnSerializes(t *testing.T) {
 		switch f.Kind() {
 		case reflect.Int, reflect.Int64:
 			f.SetInt(int64(i + 1))
+		case reflect.Slice:
+			if f.Type().Elem().Kind() != reflect.Uint32 {
+				t.Errorf("solver.Params.%s: slice of %s, teach this test to set it", name, f.Type().Elem())
+				continue
+			}
+			f.Set(reflect.ValueOf([]uint32{uint32(i), uint32(i) + 7, 1 << 31}))
 		default:
 			t.Errorf("solver.Params.%s: kind %s, teach this test to set it", name, f.Kind())
 		}
@@ -114,7 +120,7 @@ func TestSolveFnSerializes(t *testing.T) {
 	if err := jsonx.Unmarshal(&got, data); err != nil {
 		t.Fatal(err)
 	}
-	if got != fn {
+	if !reflect.DeepEqual(got, fn) {
 		t.Errorf("solveFn %s decodes as %+v, want %+v", data, got, fn)
 	}
 }
