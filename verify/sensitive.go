@@ -67,6 +67,25 @@ func checkSensitiveClass(sf *smoothanonpb.SensitiveFigures, pr *problems, size, 
 	}
 }
 
+// sensitiveFigures are the report's sensitive figures before counting.
+func sensitiveFigures(p Params) *smoothanonpb.SensitiveFigures {
+	sf := &smoothanonpb.SensitiveFigures{ListSha256: sensitiveHash(p.SensitiveRecord), Features: p.SensitiveListed,
+		SensitiveK: int32(max(p.K, p.SensitiveK)), Policy: "show"}
+	if p.SensitiveDrop {
+		sf.Policy = "drop"
+	}
+	return sf
+}
+
+// sensitiveWhy is why a class that shows a sensitive feature breaks the
+// rule, where membership is not known (CheckUnmatched).
+func sensitiveWhy(p Params) string {
+	if p.SensitiveDrop {
+		return "policy drop releases none"
+	}
+	return fmt.Sprintf("the class is smaller than sensitive_k = %d", p.sensitiveK())
+}
+
 // sensitiveHash is the list hash of a sensitive.Record string
 // ("sha256=<hex> ..."), "" without one.
 func sensitiveHash(record string) string {

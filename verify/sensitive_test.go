@@ -74,3 +74,33 @@ func TestCheckSensitive(t *testing.T) {
 		t.Errorf("figures without a list: %v %v", rep.Sensitive, err)
 	}
 }
+
+// TestCheckUnmatchedSensitive: without matching users, a class below
+// sensitive_k showing a sensitive feature, one shown under drop, and one
+// shown to more users than held it are refused.
+func TestCheckUnmatchedSensitive(t *testing.T) {
+	in := rows([]uint32{1, 9}, []uint32{1, 9}, []uint32{1, 9}, []uint32{1},
+		[]uint32{1, 9}, []uint32{1, 9}, []uint32{1, 9}, []uint32{1, 9})
+	four := [][]uint32{{1, 9}, {1, 9}, {1, 9}, {1, 9}}
+	plain := [][]uint32{{1}, {1}, {1}, {1}}
+	for _, c := range []struct {
+		name string
+		out  *matrix.Matrix
+		p    Params
+		want string
+	}{
+		{"valid", rows(append(plain, four...)...), Params{K: 4, Sensitive: f(9)}, ""},
+		{"below sensitive_k", rows(append(plain, four...)...), Params{K: 4, SensitiveK: 5, Sensitive: f(9)}, "smaller than sensitive_k = 5"},
+		{"drop", rows(append(plain, four...)...), Params{K: 4, Sensitive: f(9), SensitiveDrop: true}, "policy drop releases none"},
+		{"more shown than held", rows(append(four, four...)...), Params{K: 4, Sensitive: f(9)}, "feature 9: the release needs 8 original holders, the input has 7"},
+	} {
+		rep, err := CheckUnmatched(in, c.out, c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(rep.Problems, "\n")
+		if (c.want == "") != rep.Valid || !strings.Contains(got, c.want) || rep.Sensitive.GetHeld() != 7 {
+			t.Errorf("%s: valid %v, problems %q, figures %v; want %q", c.name, rep.Valid, got, rep.Sensitive, c.want)
+		}
+	}
+}

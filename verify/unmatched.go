@@ -13,7 +13,8 @@ const (
 	CheckRowCount       = "row_count: the release has as many rows as the input"
 	CheckDuplicateUsers = "duplicate_users: no release id repeats"
 	CheckClassSize      = "class_size: every class of identical released rows has at least k users"
-	CheckFeatureSupport = "feature_support: per feature, the users a release needs to hold it originally (smooth: half of each class showing it, rounded up; nonsmooth: all of them) are no more than its holders in the input"
+	CheckFeatureSupport = "feature_support: per feature, the users a release needs to hold it originally (smooth: half of each class showing it, rounded up; nonsmooth and sensitive features: all of them) are no more than its holders in the input"
+	CheckSensitive      = "sensitive: no class smaller than sensitive_k shows a sensitive feature (under policy drop, none does)"
 )
 
 // CheckUnmatched checks a release whose user ids cannot be matched to the
@@ -36,6 +37,13 @@ func CheckUnmatched(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, 
 	r := &smoothanonpb.RunReport{Mode: p.Mode.String(), K: int32(p.K), Rows: int64(in.NumRows()),
 		EntriesIn: in.NumEntries(), EntriesOut: out.NumEntries(), UsersUnmatched: true,
 		Checks: []string{CheckRowCount, CheckDuplicateUsers, CheckClassSize, CheckFeatureSupport}}
+	sens := len(p.Sensitive) > 0 || p.SensitiveRecord != ""
+	var sf *smoothanonpb.SensitiveFigures
+	if sens {
+		r.Checks = append(r.Checks, CheckSensitive)
+		sf = sensitiveFigures(p)
+		r.Sensitive = sf
+	}
 	var pr problems
 	if p.Absent < 0 {
 		return nil, fmt.Errorf("absent users %d, want >= 0", p.Absent)
@@ -83,8 +91,24 @@ func CheckUnmatched(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, 
 		if p.Mode == matrix.Smooth {
 			n = (n + 1) / 2
 		}
+		bad, ex := 0, uint32(0)
 		for _, f := range out.Row(int(cl.rep[c])) {
+			if sens && p.isSensitive(f) {
+				need[f] += sizes[c]
+				sf.Released += sizes[c]
+				if p.SensitiveDrop || sizes[c] < p.sensitiveK() {
+					if bad == 0 {
+						ex = f
+					}
+					bad++
+				}
+				continue
+			}
 			need[f] += n
+		}
+		if bad > 0 {
+			sf.Violations += int64(bad)
+			pr.add("class of %d users (e.g. release row %d) shows %d sensitive features against the rule, e.g. feature %d: %s", sizes[c], cl.rep[c], bad, ex, sensitiveWhy(p))
 		}
 	}
 	r.Classes = int64(len(sizes))
@@ -100,6 +124,11 @@ func CheckUnmatched(in, out *matrix.Matrix, p Params) (*smoothanonpb.RunReport, 
 		feats = append(feats, f)
 	}
 	slices.Sort(feats)
+	for f, h := range held {
+		if sens && p.isSensitive(f) {
+			sf.Held += h // suppressed and created need the users matched
+		}
+	}
 	for _, f := range feats {
 		if n := need[f]; n > held[f] {
 			r.MajorityViolations++

@@ -197,11 +197,7 @@ func check(in, out *matrix.Matrix, p Params, judge bool) (*smoothanonpb.RunRepor
 	sens := judge && (len(p.Sensitive) > 0 || p.SensitiveRecord != "")
 	var sf *smoothanonpb.SensitiveFigures
 	if sens {
-		sf = &smoothanonpb.SensitiveFigures{ListSha256: sensitiveHash(p.SensitiveRecord), Features: p.SensitiveListed,
-			SensitiveK: int32(max(p.K, p.SensitiveK)), Policy: "show"}
-		if p.SensitiveDrop {
-			sf.Policy = "drop"
-		}
+		sf = sensitiveFigures(p)
 		r.Sensitive = sf
 	}
 	if judge && (p.Mode == matrix.Smooth || sens) {

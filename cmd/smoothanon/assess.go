@@ -88,6 +88,7 @@ func runAssess(args []string, stdout, stderr io.Writer) error {
 	if sp.SensitiveK != 0 && sp.SensitiveK < slices.Max(ks) {
 		return usageErr("--sensitive_k=%d is smaller than k = %d (leave it out to price each k with sensitive_k = k)", sp.SensitiveK, slices.Max(ks))
 	}
+	setStoreTimeout(*timeout) // the list may be in a bucket
 	if _, err := sens.load(context.Background()); err != nil {
 		return err
 	}

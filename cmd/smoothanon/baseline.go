@@ -59,6 +59,7 @@ func runBaseline(args []string, stdout, stderr io.Writer) error {
 	case sp.SensitiveK != 0 && sp.SensitiveK < *k:
 		return usageErr("sensitive_k = %d is smaller than k = %d", sp.SensitiveK, *k)
 	}
+	setStoreTimeout(*f.timeout) // the list may be in a bucket
 	if _, err := sens.load(context.Background()); err != nil {
 		return err
 	}

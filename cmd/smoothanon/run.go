@@ -104,6 +104,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if *iterations < 1 {
 		return usageErr("--spectral_iterations=%d, want at least 1", *iterations)
 	}
+	setStoreTimeout(*timeout) // the list may be in a bucket
 	list, err := sens.load(context.Background())
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/smoothanon/smoothanon/release"
 	"github.com/smoothanon/smoothanon/sensitive"
 	"github.com/smoothanon/smoothanon/solver"
+	"github.com/smoothanon/smoothanon/verify"
 )
 
 func writeList(t *testing.T, path, body string) string {
@@ -63,7 +65,7 @@ func TestSensitiveSolveVerify(t *testing.T) {
 			t.Errorf("verify %q: exit %d, stderr %s; want 2 and %q", c.args, code, stderr, c.want)
 		}
 	}
-	if code, _, stderr := genCLI(verifyArgs...); code != 0 || !strings.Contains(stderr, "records a sensitive list") {
+	if code, _, stderr := genCLI(verifyArgs...); code != 2 || !strings.Contains(stderr, "records a sensitive list") {
 		t.Errorf("verify without the list: exit %d, stderr %s", code, stderr)
 	}
 	// A release made without a list is not one made with it.
@@ -204,5 +206,25 @@ func TestSensitiveAssess(t *testing.T) {
 	}
 	if code, _, stderr := genCLI("assess", "--input", in, "--k", "4,8", "--sensitive", list, "--sensitive_k", "4"); code != 2 || !strings.Contains(stderr, "smaller than k = 8") {
 		t.Errorf("sensitive_k below k: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestSensitivePseudonymsWithoutKey: a pseudonymized release checked
+// without its key still has its sensitive classes checked.
+func TestSensitivePseudonymsWithoutKey(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.parquet")
+	if code, _, stderr := genCLI("gen", "--model", "userlists", "--rows", "2000", "--columns", "200", "--output", in); code != 0 {
+		t.Fatal(stderr)
+	}
+	list := writeList(t, filepath.Join(dir, "s.txt"), "0\n1\n2\n")
+	out := filepath.Join(dir, "rel.parquet")
+	if code, _, stderr := genCLI("solve", "--input", in, "--output", out, "--k", "4", "--sensitive", list); code != 0 {
+		t.Fatalf("solve: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := genCLI("verify", "--input", in, "--output", out, "--k", "4", "--sensitive", list)
+	r := parseReport(t, stdout)
+	if code != 0 || !r.UsersUnmatched || r.Sensitive.GetHeld() == 0 || !slices.Contains(r.Checks, verify.CheckSensitive) {
+		t.Fatalf("verify without the key: exit %d, report %v: %s", code, r, stderr)
 	}
 }

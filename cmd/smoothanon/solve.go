@@ -43,6 +43,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 	if err := solver.CheckParams(*sp, sp.K); err != nil { // rows checked after reading
 		return usageErr("%v", err)
 	}
+	setStoreTimeout(*f.timeout) // the list may be in a bucket
 	if _, err := sens.load(context.Background()); err != nil {
 		return err
 	}

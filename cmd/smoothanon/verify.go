@@ -72,7 +72,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		}
 		sens.verifyParams(&params)
 	case rel.Sensitive != "":
-		fmt.Fprintf(stderr, "smoothanon verify: %s records a sensitive list (%s); give it with --sensitive to check the sensitive rule\n", *output, rel.Sensitive)
+		return usageErr("%s records a sensitive list (%s): give it with --sensitive (and its --sensitive_k and --sensitive_policy) to check the release", *output, rel.Sensitive)
 	}
 	r, err := checkRelease(in, out, params, rel, ids, stderr)
 	if err != nil {

@@ -27,7 +27,7 @@ func checkRelease(in, out *matrix.Matrix, params verify.Params, rel *matrix.Rele
 		return checkMatched(in, out, params, rel)
 	}
 	if !src.Given() {
-		fmt.Fprintf(stderr, "smoothanon verify: %s has pseudonymous user ids and no key was given (--pseudonym_key_file or --pseudonym_key_env): users cannot be matched to the input; checking only row count, repeated ids, class sizes and per-feature support; not checked: per-user majority, created entries, jaccard\n", output)
+		fmt.Fprintf(stderr, "smoothanon verify: %s has pseudonymous user ids and no key was given (--pseudonym_key_file or --pseudonym_key_env): users cannot be matched to the input; checking only row count, repeated ids, class sizes, per-feature support and (with --sensitive) the sensitive classes' sizes; not checked: per-user majority, created entries, jaccard\n", output)
 		var note string
 		params.Absent, note = absentUnmatched(in, out, rel)
 		r, err := verify.CheckUnmatched(in, out, params)

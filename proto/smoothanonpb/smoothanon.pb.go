@@ -1089,11 +1089,15 @@ type SensitiveFigures struct {
 	// The features listed (ids, or names of the input's features).
 	Features   int64  `protobuf:"varint,2,opt,name=features,proto3" json:"features,omitempty"`
 	SensitiveK int32  `protobuf:"varint,3,opt,name=sensitive_k,json=sensitiveK,proto3" json:"sensitive_k,omitempty"`
-	Policy     string `protobuf:"bytes,4,opt,name=policy,proto3" json:"policy,omitempty"`          // "show" or "drop"
-	Held       int64  `protobuf:"varint,5,opt,name=held,proto3" json:"held,omitempty"`             // input entries of sensitive features
-	Released   int64  `protobuf:"varint,6,opt,name=released,proto3" json:"released,omitempty"`     // release entries of sensitive features
-	Suppressed int64  `protobuf:"varint,7,opt,name=suppressed,proto3" json:"suppressed,omitempty"` // held, not released for that user
-	Created    int64  `protobuf:"varint,8,opt,name=created,proto3" json:"created,omitempty"`       // released, not held by that user: 0 in a valid release
+	Policy     string `protobuf:"bytes,4,opt,name=policy,proto3" json:"policy,omitempty"`      // "show" or "drop"
+	Held       int64  `protobuf:"varint,5,opt,name=held,proto3" json:"held,omitempty"`         // input entries of sensitive features
+	Released   int64  `protobuf:"varint,6,opt,name=released,proto3" json:"released,omitempty"` // release entries of sensitive features
+	// held, not released for that user; 0 where the users were not matched
+	// (users_unmatched)
+	Suppressed int64 `protobuf:"varint,7,opt,name=suppressed,proto3" json:"suppressed,omitempty"`
+	// released, not held by that user: 0 in a valid release; 0 where the
+	// users were not matched
+	Created int64 `protobuf:"varint,8,opt,name=created,proto3" json:"created,omitempty"`
 	// Class features breaking the rule: created (held by fewer than all) or
 	// shown in a class smaller than sensitive_k, or shown at all under drop.
 	Violations    int64 `protobuf:"varint,9,opt,name=violations,proto3" json:"violations,omitempty"`
