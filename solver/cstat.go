@@ -154,27 +154,21 @@ func (c *cstat) split(row []int32) (plain, sens []int32) {
 }
 
 // add adds a member with row.
-func (c *cstat) add(row []int32) {
-	row, srow := c.split(row)
-	for _, f := range row {
-		c.bump(f, 1)
-	}
-	for _, f := range srow {
-		c.sens.bump(f, 1)
-	}
-	c.resize(1)
-}
+func (c *cstat) add(row []int32) { c.member(row, 1) }
 
 // remove removes a member with row.
-func (c *cstat) remove(row []int32) {
+func (c *cstat) remove(row []int32) { c.member(row, -1) }
+
+// member adds (d = 1) or removes (d = −1) a member with row.
+func (c *cstat) member(row []int32, d int32) {
 	row, srow := c.split(row)
 	for _, f := range row {
-		c.bump(f, -1)
+		c.bump(f, d)
 	}
 	for _, f := range srow {
-		c.sens.bump(f, -1)
+		c.sens.bump(f, d)
 	}
-	c.resize(-1)
+	c.resize(d)
 }
 
 // total is the cost of the cluster.
