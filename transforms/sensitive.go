@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
+	"github.com/smoothanon/smoothanon/verify"
 )
 
 // SensitiveRule is the sensitive rule Verify checks and Report states
@@ -80,15 +81,8 @@ func (r *SensitiveRule) judge(st *SensitiveStats, c ClassAcc) string {
 		if !r.has(f) {
 			continue
 		}
-		var w string
-		switch {
-		case r.Drop:
-			w = "policy drop releases none"
-		case c.Hits[x] < c.Rows:
-			w = "one held by fewer than all: a sensitive feature is never created"
-		case c.Rows < r.K:
-			w = fmt.Sprintf("the class is smaller than sensitive_k = %d", r.K)
-		default:
+		w := verify.SensitiveBreak(c.Hits[x], c.Rows, r.K, r.Drop)
+		if w == "" {
 			continue
 		}
 		if bad == 0 {
@@ -113,19 +107,8 @@ func (r *SensitiveRule) figures(st SensitiveStats) *smoothanonpb.SensitiveFigure
 	if r.Drop {
 		f.Policy = "drop"
 	}
-	if h, _, ok := cutField(r.Record); ok {
-		f.ListSha256 = h
-	}
+	f.ListSha256 = verify.RecordHash(r.Record)
 	return f
-}
-
-// cutField returns the hash of a record "sha256=<hex> ...".
-func cutField(record string) (hash, rest string, ok bool) {
-	const p = "sha256="
-	if len(record) < len(p)+64 || record[:len(p)] != p {
-		return "", record, false
-	}
-	return record[len(p) : len(p)+64], record[len(p)+64:], true
 }
 
 // check reports the first bad field of r for classes of at least k.

@@ -45,15 +45,8 @@ func checkSensitiveClass(sf *smoothanonpb.SensitiveFigures, pr *problems, size, 
 		if !p.isSensitive(f) {
 			continue
 		}
-		var w string
-		switch {
-		case p.SensitiveDrop:
-			w = "policy drop releases none"
-		case hits[x] < size:
-			w = fmt.Sprintf("held originally by %d: a sensitive feature is never created", hits[x])
-		case int64(size) < p.sensitiveK():
-			w = fmt.Sprintf("the class is smaller than sensitive_k = %d", p.sensitiveK())
-		default:
+		w := SensitiveBreak(int64(hits[x]), int64(size), p.sensitiveK(), p.SensitiveDrop)
+		if w == "" {
 			continue
 		}
 		if bad == 0 {
@@ -67,9 +60,24 @@ func checkSensitiveClass(sf *smoothanonpb.SensitiveFigures, pr *problems, size, 
 	}
 }
 
+// SensitiveBreak says why a sensitive feature held by hits of a class of
+// size users breaks the rule for least class size minSize (or, drop, any
+// showing); "" when it does not. Check and the pipeline's Verify share it.
+func SensitiveBreak(hits, size, minSize int64, drop bool) string {
+	switch {
+	case drop:
+		return "policy drop releases none"
+	case hits < size:
+		return fmt.Sprintf("held originally by %d: a sensitive feature is never created", hits)
+	case size < minSize:
+		return fmt.Sprintf("the class is smaller than sensitive_k = %d", minSize)
+	}
+	return ""
+}
+
 // sensitiveFigures are the report's sensitive figures before counting.
 func sensitiveFigures(p Params) *smoothanonpb.SensitiveFigures {
-	sf := &smoothanonpb.SensitiveFigures{ListSha256: sensitiveHash(p.SensitiveRecord), Features: p.SensitiveListed,
+	sf := &smoothanonpb.SensitiveFigures{ListSha256: RecordHash(p.SensitiveRecord), Features: p.SensitiveListed,
 		SensitiveK: int32(max(p.K, p.SensitiveK)), Policy: "show"}
 	if p.SensitiveDrop {
 		sf.Policy = "drop"
@@ -86,9 +94,9 @@ func sensitiveWhy(p Params) string {
 	return fmt.Sprintf("the class is smaller than sensitive_k = %d", p.sensitiveK())
 }
 
-// sensitiveHash is the list hash of a sensitive.Record string
+// RecordHash is the list hash of a sensitive.Record string
 // ("sha256=<hex> ..."), "" without one.
-func sensitiveHash(record string) string {
+func RecordHash(record string) string {
 	f := strings.Fields(record)
 	if len(f) == 0 {
 		return ""
