@@ -283,10 +283,8 @@ func TestFlinkHosts(t *testing.T) {
 	marker := processMarker(t)
 	c := &netnsCluster{dir: filepath.Join(dir, "hosts"), env: append(os.Environ(),
 		"BIN="+bin, "MARKER="+marker, "FAKE_GCS="+fakeGCS, fmt.Sprintf("HOSTS_OWNER=%d", os.Getpid()),
-		// Workers exit after 15 s without an instruction, or with a
-		// bundle stalled: the bound on the runner's failover leaks
-		// (TestFlinkCluster).
-		"IDLE_EXIT=15s", "STALL_EXIT=15s")}
+		// The bound on the runner's failover leaks (TestFlinkCluster).
+		"IDLE_EXIT="+testIdleExit.String(), "STALL_EXIT="+testStallExit.String())}
 	c.deadline, _ = t.Deadline()
 	killed := "" // the host whose TaskManager was killed
 	t.Cleanup(func() { c.teardown(t, marker, killed) })
@@ -353,16 +351,14 @@ func TestFlinkHosts(t *testing.T) {
 			}
 		}
 	}
-	jmLog := filepath.Join(c.dir, "jm", "srv", "flink", "log", "jobmanager.log")
-	restarts := func() int {
-		log, _ := os.ReadFile(jmLog)
-		return bytes.Count(log, []byte("to RESTARTING"))
-	}
+	jm := jobManagerLog(filepath.Join(c.dir, "jm", "srv", "flink", "log", "jobmanager.log"))
+	restarts := jm.restarts
 	t.Run("release", func(t *testing.T) {
 		check(t, "cluster")
 		checkNoLeftovers(t, marker, bootOrWorker, "")
 		if n := restarts(); n != 0 {
 			t.Errorf("the undisturbed job restarted %d times", n)
+			jm.logCauses(t)
 		}
 	})
 	t.Run("lost-taskmanager", func(t *testing.T) {
