@@ -29,6 +29,40 @@ ppid() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f2; }
 parent=$(ppid $$)
 [ -n "$parent" ] && [ "$parent" != 1 ] || { echo "process-boot.sh: the runner that started us is gone" >&2; exit 1; }
 
+# Boot copies the staged binary to /tmp/bin*/worker (a path of its own,
+# not under $TMPDIR) and runs it; the worker unlinks that copy when it
+# starts (internal/workerexit). A boot stopped or killed between the copy
+# and the worker's start, as in a failover, leaves a ~200 MB copy nothing
+# removes. sweep removes such copies of this boot's staged binary (whole
+# or, killed mid-copy, a prefix of it) that no process holds open or runs,
+# at two looks 2 s apart: another boot's copy is open while written and
+# run within milliseconds after.
+copies() {
+	local c f s
+	for c in /tmp/bin*/worker; do
+		[ -f "$c" ] && [ "$(ls -A "${c%/worker}")" = worker ] || continue
+		s=$(stat -c %s "$c" 2>/dev/null) || continue
+		for f in "$dir"/staged/*; do
+			[ -f "$f" ] && [ "$s" -le "$(stat -c %s "$f")" ] && cmp -s -n "$s" "$c" "$f" || continue
+			in_use "$c" || echo "$c"
+			break
+		done
+	done
+}
+in_use() { # FILE: is it open or running in a process we can see?
+	[ -n "$(find /proc/[0-9]*/exe /proc/[0-9]*/fd -maxdepth 1 -lname "$1" -print -quit 2>/dev/null)" ]
+}
+sweep() {
+	local first c
+	first=$(copies)
+	[ -n "$first" ] || return 0
+	sleep 2
+	for c in $(copies); do
+		grep -qxF "$c" <<<"$first" && rm -f "$c" && rmdir "${c%/worker}" 2>/dev/null
+	done
+	return 0
+}
+
 dir=$(mktemp -d "${TMPDIR:-/tmp}/beam-boot.XXXXXX") || exit 1
 # Nothing ends this script when its TaskManager dies (SIGKILL): boot would
 # wait up to 2 minutes for the dead provisioning endpoint, or a worker for
@@ -51,7 +85,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/beam-boot.XXXXXX") || exit 1
 			fi
 			# Only once this script is gone: else it removes the
 			# directory itself after boot, and may still be in it.
-			if [ -z "$(ppid $$)" ]; then rm -rf "$dir"; exit 0; fi
+			if [ -z "$(ppid $$)" ]; then sweep; rm -rf "$dir"; exit 0; fi
 		fi
 		sleep 0.5
 	done
@@ -73,5 +107,5 @@ echo "$pid" >"$dir/.boot-pid"
 wait "$pid"
 code=$?
 while kill -0 "$pid" 2>/dev/null; do wait "$pid"; code=$?; done
-cd / && rm -rf "$dir"
+cd / && sweep && rm -rf "$dir"
 exit "$code"
