@@ -47,27 +47,13 @@ func (r *SensitiveRule) has(f uint32) bool {
 // countRow adds one user's sensitive entries: its input row in and
 // release row out (both sorted).
 func (r *SensitiveRule) countRow(st *SensitiveStats, in, out []uint32) {
-	if r == nil || len(r.Features) == 0 {
+	if r == nil {
 		return
 	}
-	for _, f := range in {
-		if r.has(f) {
-			st.Held++
-		}
-	}
-	i := 0
-	for _, f := range out {
-		if !r.has(f) {
-			continue
-		}
-		st.Released++
-		for i < len(in) && in[i] < f {
-			i++
-		}
-		if i < len(in) && in[i] == f {
-			st.Kept++
-		}
-	}
+	held, released, kept := verify.SensitiveEntries(in, out, r.Features)
+	st.Held += held
+	st.Released += released
+	st.Kept += kept
 }
 
 // judge counts the sensitive features of class c that break the rule and

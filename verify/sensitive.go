@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
@@ -10,29 +11,43 @@ import (
 // countSensitive adds to sf the sensitive entries of one user: in its
 // input row a and its release row o (both sorted).
 func countSensitive(sf *smoothanonpb.SensitiveFigures, a, o []uint32, p Params) {
-	var held, released, kept int64
-	y := 0
-	for _, f := range a {
-		if p.isSensitive(f) {
-			held++
-		}
-	}
-	for _, f := range o {
-		if !p.isSensitive(f) {
-			continue
-		}
-		released++
-		for y < len(a) && a[y] < f {
-			y++
-		}
-		if y < len(a) && a[y] == f {
-			kept++
-		}
-	}
+	held, released, kept := SensitiveEntries(a, o, p.Sensitive)
 	sf.Held += held
 	sf.Released += released
 	sf.Suppressed += held - kept
 	sf.Created += released - kept
+}
+
+// SensitiveEntries counts one user's entries of the sensitive features
+// (ascending): held in its input row in, released in its release row
+// out, and of those released, kept (held too). Both rows are sorted.
+func SensitiveEntries(in, out, sensitive []uint32) (held, released, kept int64) {
+	if len(sensitive) == 0 {
+		return 0, 0, 0
+	}
+	is := func(f uint32) bool {
+		_, ok := slices.BinarySearch(sensitive, f)
+		return ok
+	}
+	for _, f := range in {
+		if is(f) {
+			held++
+		}
+	}
+	y := 0
+	for _, f := range out {
+		if !is(f) {
+			continue
+		}
+		released++
+		for y < len(in) && in[y] < f {
+			y++
+		}
+		if y < len(in) && in[y] == f {
+			kept++
+		}
+	}
+	return held, released, kept
 }
 
 // checkSensitiveClass checks the sensitive features of one class (size
