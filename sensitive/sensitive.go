@@ -106,6 +106,41 @@ func (l *List) IDs() ([]uint32, error) {
 	return slices.Compact(ids), nil // "07" and "7" are one id
 }
 
+// Canonical is the list as a release of values compares its entries: for
+// feature ids (matrix.ValuesIDs) and integer names (ValuesIntegers) each
+// entry in its shortest decimal form, so that "07" and "7" are one entry
+// and lists that name the same features hash alike; string names
+// (ValuesStrings) as given. An entry that is not a number of that kind is
+// the error.
+func (l *List) Canonical(values matrix.Values) (*List, error) {
+	var c List
+	switch values {
+	case matrix.ValuesStrings:
+		return l, nil
+	case matrix.ValuesIDs:
+		ids, err := l.IDs()
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			c.Entries = append(c.Entries, strconv.FormatUint(uint64(id), 10))
+		}
+	case matrix.ValuesIntegers:
+		for _, e := range l.Entries {
+			v, err := strconv.ParseInt(e, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("sensitive entry %q is not an integer (the features are integers)", e)
+			}
+			c.Entries = append(c.Entries, strconv.FormatInt(v, 10))
+		}
+	default:
+		return nil, fmt.Errorf("sensitive list for features of %v values", values)
+	}
+	slices.Sort(c.Entries)
+	c.Entries = slices.Compact(c.Entries)
+	return &c, nil
+}
+
 // Resolve maps the list to the ids of vocab (nil: the features are ids,
 // see IDs). Names the vocabulary lacks are held by no one and drop out
 // (Unmatched counts them); for integer names an entry must be a decimal

@@ -110,3 +110,43 @@ func TestRecord(t *testing.T) {
 		}
 	}
 }
+
+func TestCanonical(t *testing.T) {
+	for _, c := range []struct {
+		values matrix.Values
+		in     string
+		want   []string
+		err    string
+	}{
+		{matrix.ValuesIDs, "07\n7\n0\n012\n", []string{"0", "12", "7"}, ""},
+		{matrix.ValuesIDs, "7\n/x\n", nil, `"/x" is not a feature id`},
+		{matrix.ValuesIntegers, "-05\n-5\n0009\n1099511627776\n", []string{"-5", "1099511627776", "9"}, ""},
+		{matrix.ValuesIntegers, "9\n9.5\n", nil, `"9.5" is not an integer`},
+		{matrix.ValuesStrings, "07\n7\n", []string{"07", "7"}, ""},
+		{matrix.ValuesAuto, "7\n", nil, "auto"},
+	} {
+		l, err := Parse(strings.NewReader(c.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := l.Canonical(c.values)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%v %q: %v, want an error with %q", c.values, c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v %q: %v", c.values, c.in, err)
+		} else if !slices.Equal(got.Entries, c.want) {
+			t.Errorf("%v %q: %q, want %q", c.values, c.in, got.Entries, c.want)
+		}
+	}
+	a, _ := Parse(strings.NewReader("07\n3\n"))
+	b, _ := Parse(strings.NewReader("3\n7\n"))
+	ca, _ := a.Canonical(matrix.ValuesIDs)
+	cb, _ := b.Canonical(matrix.ValuesIDs)
+	if ca.Hash() != cb.Hash() {
+		t.Error("lists of the same ids hash apart")
+	}
+}

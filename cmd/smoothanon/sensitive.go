@@ -55,28 +55,47 @@ func (s *sensitiveFlags) load(ctx context.Context) (*sensitive.List, error) {
 }
 
 // resolve sets p.Sensitive to the list's ids among features read through
-// vocab (nil: the features are ids). Nothing without a list.
+// vocab (nil: the features are ids), the list itself to the form its
+// entries are compared and hashed in (sensitive.List.Canonical). Nothing
+// without a list.
 func (s *sensitiveFlags) resolve(vocab *matrix.Vocab) error {
 	if s.list == nil {
 		return nil
 	}
-	ids, err := s.list.Resolve(vocab)
+	values := matrix.ValuesIDs
+	if vocab != nil {
+		values = vocab.Values()
+	}
+	l, err := s.list.Canonical(values)
 	if err != nil {
 		return usageErr("--sensitive %s: %v", *s.path, err)
 	}
-	s.p.Sensitive = ids
-	if n := s.list.Unmatched(vocab); n > 0 && s.stderr != nil {
-		fmt.Fprintf(s.stderr, "smoothanon: note: %d of the %d entries of --sensitive %s name no feature of the input (held by no one, or misspelt)\n", n, len(s.list.Entries), *s.path)
+	ids, err := l.Resolve(vocab)
+	if err != nil {
+		return usageErr("--sensitive %s: %v", *s.path, err)
 	}
+	s.list, s.p.Sensitive = l, ids
+	s.noteUnmatched(int64(l.Unmatched(vocab)), int64(len(l.Entries)))
 	return nil
 }
 
-// record is the release's sensitive record; "" without a list.
+// noteUnmatched notes on stderr the n of the list's entries that name no
+// feature of the input.
+func (s *sensitiveFlags) noteUnmatched(n, of int64) {
+	if n > 0 && s.stderr != nil {
+		fmt.Fprintf(s.stderr, "smoothanon: note: %d of the %d entries of --sensitive %s name no feature of the input (held by no one, or misspelt)\n", n, of, *s.path)
+	}
+}
+
+// rec is the release's sensitive record; resolve must have run.
+func (s *sensitiveFlags) rec() sensitive.Record { return sensitive.NewRecord(s.list, *s.p) }
+
+// record is rec as the release's files carry it; "" without a list.
 func (s *sensitiveFlags) record() string {
 	if s.list == nil {
 		return ""
 	}
-	return sensitive.NewRecord(s.list, *s.p).String()
+	return s.rec().String()
 }
 
 // verifyParams adds the rule to vp; resolve must have run.

@@ -64,11 +64,11 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case list != nil:
-		if err := sensitive.Match(rel.Sensitive, sensitive.NewRecord(list, sp)); err != nil {
-			return usageErr("%s: %v", *output, err)
-		}
 		if err := sens.resolve(st.Vocab); err != nil {
 			return err
+		}
+		if err := sensitive.Match(rel.Sensitive, sens.rec()); err != nil {
+			return usageErr("%s: %v", *output, err)
 		}
 		sens.verifyParams(&params)
 	case rel.Sensitive != "":
