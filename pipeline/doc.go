@@ -50,7 +50,7 @@
 //     chunks solved again together, kept where that raises the Jaccard
 //     ([transforms.Pool]).
 //   - Verify: the whole release checked for k-anonymity (and, smooth,
-//     the majority rule; with Params.SensitiveRecord, the sensitive
+//     the majority rule; with Params.Sensitive, the sensitive
 //     rule), and its utility counted ([transforms.Verify]).
 //   - Accounting: every feature's input entries, release entries,
 //     suppressed and created entries, combined by blocks of feature ids

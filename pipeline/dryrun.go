@@ -35,7 +35,7 @@ func DryRun(ctx context.Context, p Params, w io.Writer) error {
 	if err != nil {
 		return &InputError{err}
 	}
-	if err := checkSensitiveInput(p, in); err != nil {
+	if p, err = withSensitive(p, in); err != nil {
 		return &InputError{err}
 	}
 	auto, err := resolveAuto(&p, in)

@@ -26,6 +26,7 @@ import (
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 	"github.com/smoothanon/smoothanon/pseudonym"
 	"github.com/smoothanon/smoothanon/release"
+	"github.com/smoothanon/smoothanon/sensitive"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
 	"github.com/smoothanon/smoothanon/verify"
@@ -79,14 +80,16 @@ type Params struct {
 	//   - Solver.Workers is per chunk; 0 means GOMAXPROCS, or 1 under
 	//     solver.StartMondrian (transforms.SolveParams).
 	Solver solver.Params
-	// SensitiveRecord is the sensitive.Record (String) of the list that
-	// Solver.Sensitive was resolved from: Verify checks the sensitive
-	// rule, the release's files record it (matrix.MetaSensitive) and the
-	// report counts the sensitive entries. SensitiveListed is the list's
-	// number of entries, for the report. Optional; default "" (no list:
-	// Solver.Sensitive must then be empty).
-	SensitiveRecord string
-	SensitiveListed int64
+	// Sensitive is the list of sensitive features (sensitive.Parse): ids,
+	// or names where the input's features are named. They follow the
+	// sensitive rule of Solver.SensitiveK and Solver.SensitivePolicy: the
+	// solver and Verify apply it, the release's files record the list
+	// (sensitive.Record, matrix.MetaSensitive) and the report counts the
+	// sensitive entries. The run sets Solver.Sensitive from it: ids
+	// before the job, names on the workers, once the job has numbered
+	// them (transforms.SensitiveNames). Optional; default none, and
+	// Solver.Sensitive must be empty either way.
+	Sensitive *sensitive.List
 	// ChunkSize is the target rows per chunk. Optional; default
 	// DefaultChunkSize; >= 2·Solver.K.
 	ChunkSize int64
@@ -167,8 +170,8 @@ func CheckParams(p Params) error {
 	if err := transforms.CheckSolveParams(transforms.SolveParams{Solver: p.Solver, PoolShare: p.PoolShare}); err != nil {
 		return err
 	}
-	if len(p.Solver.Sensitive) > 0 && p.SensitiveRecord == "" {
-		return errors.New("sensitive features without their list's record (SensitiveRecord)")
+	if len(p.Solver.Sensitive) > 0 {
+		return errors.New("sensitive features as Solver.Sensitive: give the list as Params.Sensitive")
 	}
 	cs := p.ChunkSize
 	if cs == 0 {
@@ -327,8 +330,13 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 		vocabPath = release.StagedVocab(staging)
 	}
 	rows := readRows(s, in, vocabPath)
-	md := release.FileMetadata(p.PseudonymKey, p.SensitiveRecord)
-	sens := sensitiveRule(p)
+	sens := sensitiveRule(p, vocabPath)
+	var record string
+	var sensNames *transforms.SensitiveNames
+	if sens != nil {
+		record, sensNames = sens.Record, sens.Names
+	}
+	md := release.FileMetadata(p.PseudonymKey, record)
 	if p.PseudonymKey != nil {
 		rows = transforms.Pseudonymize(s, rows, transforms.PseudonymizeParams{Key: *p.PseudonymKey})
 	}
@@ -336,7 +344,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	sig := transforms.Signature(s, rows, transforms.SignatureParams{Seed: p.Solver.Seed, Key: p.Key, Iterations: p.SpectralIterations})
 	chunks := transforms.Chunk(s, sig, transforms.ChunkParams{ChunkSize: p.ChunkSize, MinRows: 2 * int64(k), K: int64(k),
 		Total: in.users(), Sharpen: p.Key == transforms.KeySpectral, CutAtGaps: p.Key == transforms.KeySpectral})
-	sp := transforms.SolveParams{Solver: p.Solver, PoolShare: p.PoolShare}
+	sp := transforms.SolveParams{Solver: p.Solver, PoolShare: p.PoolShare, SensitiveNames: sensNames}
 	out, setAside, chunkStats := transforms.Solve(s, chunks, sp)
 	var stats []beam.PCollection
 	if p.PoolShare > 0 {
@@ -365,23 +373,41 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	return pl
 }
 
-// checkSensitiveInput refuses a sensitive list for named features: the
-// job numbers names itself (transforms.BuildVocab), after the list's ids
-// would be needed.
-func checkSensitiveInput(p Params, in Input) error {
-	if p.SensitiveRecord != "" && in.Layout.Values.Named() {
-		return fmt.Errorf("input %s has named features: run takes a sensitive list for feature ids only (solve takes names)", p.Input)
+// withSensitive readies p's sensitive list for in: its entries in the
+// form they are compared in (sensitive.List.Canonical, so "07" and "7"
+// are one feature id and hash alike), and for feature ids, their ids as
+// Solver.Sensitive. An entry that is not a value of in's features is the
+// error.
+func withSensitive(p Params, in Input) (Params, error) {
+	if p.Sensitive == nil {
+		return p, nil
 	}
-	return nil
+	l, err := p.Sensitive.Canonical(in.layout().Values)
+	if err != nil {
+		return p, fmt.Errorf("sensitive list for input %s: %w", p.Input, err)
+	}
+	p.Sensitive = l
+	if !in.Layout.Values.Named() {
+		p.Solver.Sensitive, err = l.IDs()
+	}
+	return p, err
 }
 
-// sensitiveRule is the sensitive rule of p's release; nil without a list.
-func sensitiveRule(p Params) *transforms.SensitiveRule {
-	if p.SensitiveRecord == "" {
+// sensitiveRule is the sensitive rule of p's release (withSensitive
+// readied its list); nil without a list. Named features (vocabPath set)
+// take the list as names, which the workers resolve through the run's
+// vocabulary.
+func sensitiveRule(p Params, vocabPath string) *transforms.SensitiveRule {
+	if p.Sensitive == nil {
 		return nil
 	}
-	return &transforms.SensitiveRule{Features: p.Solver.Sensitive, K: int64(max(p.Solver.K, p.Solver.SensitiveK)),
-		Drop: p.Solver.SensitivePolicy == solver.SensitiveDrop, Record: p.SensitiveRecord, Listed: p.SensitiveListed}
+	r := &transforms.SensitiveRule{Features: p.Solver.Sensitive, K: int64(max(p.Solver.K, p.Solver.SensitiveK)),
+		Drop: p.Solver.SensitivePolicy == solver.SensitiveDrop, Record: sensitive.NewRecord(p.Sensitive, p.Solver).String(),
+		Listed: int64(len(p.Sensitive.Entries))}
+	if vocabPath != "" {
+		r.Names = &transforms.SensitiveNames{Entries: p.Sensitive.Entries, Vocab: vocabPath}
+	}
+	return r
 }
 
 // Result is the outcome of Run.
@@ -436,7 +462,7 @@ func run(ctx context.Context, p Params, h hooks) (*Result, error) {
 	if err != nil {
 		return nil, &InputError{err}
 	}
-	if err := checkSensitiveInput(p, in); err != nil {
+	if p, err = withSensitive(p, in); err != nil {
 		return nil, &InputError{err}
 	}
 	if in.Rows < int64(p.Solver.K) {

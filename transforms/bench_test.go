@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"context"
 	"testing"
 
 	"github.com/smoothanon/smoothanon/gen"
@@ -43,7 +44,7 @@ func BenchmarkShuffleBytes(b *testing.B) {
 		fn := &verifyBlockFn{}
 		classes = 0
 		emit := func(_ int64, c classBlock) { classes += len(encClassBlock(c)) + 8 }
-		fn.ProcessElement(OutBlock{In: in, Out: out}, emit, nil)
+		fn.ProcessElement(context.Background(), OutBlock{In: in, Out: out}, emit, nil)
 		fn.FinishBundle(emit, func(Stats) {})
 		pooled = 0
 		for _, pb := range poolBlocks(0, &in, &out, aside) {

@@ -305,6 +305,9 @@ func PoolSeed(seed, pool int64) int64 { return ChunkSeed(seed, ^pool) }
 // does, so a worker running many bundles holds as many gathered pools as
 // it solves at once, not one per bundle.
 func (fn *poolFn) ProcessElement(ctx context.Context, pool int64, iter func(*PoolBlock) bool, emit func(OutBlock), emitStat func(PoolStat)) error {
+	if err := fn.resolve(ctx); err != nil {
+		return err
+	}
 	release, err := acquireSolve(ctx, fn.Solver.Workers)
 	if err != nil {
 		return err

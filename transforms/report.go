@@ -98,6 +98,11 @@ type reportFn struct {
 }
 
 func (fn *reportFn) ProcessElement(ctx context.Context, _ []byte, st Stats) error {
+	if st.InputRows > 0 { // else no vocabulary may have been written
+		if err := fn.Sensitive.resolve(ctx); err != nil {
+			return err
+		}
+	}
 	rep := BuildReport(st, fn.K, matrix.Mode(fn.Mode), fn.Sensitive)
 	rep.Pipeline.ChunkSize = fn.ChunkSize
 	rep.Pipeline.InputFiles = fn.InputFiles

@@ -37,6 +37,10 @@ type SolveParams struct {
 	// clusters, that Solve sets aside for Pool (see pool.go). Optional;
 	// default 0 (none); else within [MinPoolShare, MaxPoolShare].
 	PoolShare float64
+	// SensitiveNames, for a run of named features under a sensitive
+	// list, is the list Solver.Sensitive becomes on the workers (see
+	// SensitiveNames). Optional; Solver.Sensitive must then be empty.
+	SensitiveNames *SensitiveNames
 }
 
 // CheckSolveParams reports the first bad parameter of p: the solver's
@@ -47,6 +51,9 @@ func CheckSolveParams(p SolveParams) error {
 	}
 	if p.Solver.K < 2 {
 		return fmt.Errorf("k = %d: the pipeline needs k >= 2", p.Solver.K)
+	}
+	if n := p.SensitiveNames; n != nil && (len(p.Solver.Sensitive) > 0 || len(n.Entries) == 0 || n.Vocab == "") {
+		return fmt.Errorf("sensitive names %d (vocabulary %q) with %d feature ids: want names and a vocabulary, or ids", len(n.Entries), n.Vocab, len(p.Solver.Sensitive))
 	}
 	return CheckPoolShare(p.PoolShare)
 }
@@ -130,13 +137,30 @@ type solveFn struct {
 	Solver solver.Params `json:"solver"`
 	// PoolShare is SolveParams.PoolShare.
 	PoolShare float64 `json:"pool_share"`
+	// SensitiveNames is SolveParams.SensitiveNames, resolved into
+	// Solver.Sensitive at the first chunk (resolve).
+	SensitiveNames *SensitiveNames `json:"sensitive_names,omitempty"`
+	resolved       bool
 }
 
 // newSolveFn is the solveFn of p.
 func newSolveFn(p SolveParams) *solveFn {
 	sp := p.Solver
 	sp.Workers = chunkWorkers(sp)
-	return &solveFn{Solver: sp, PoolShare: p.PoolShare}
+	return &solveFn{Solver: sp, PoolShare: p.PoolShare, SensitiveNames: p.SensitiveNames}
+}
+
+// resolve sets Solver.Sensitive from SensitiveNames, once.
+func (fn *solveFn) resolve(ctx context.Context) error {
+	if fn.SensitiveNames == nil || fn.resolved {
+		return nil
+	}
+	ids, _, err := fn.SensitiveNames.ids(ctx)
+	if err != nil {
+		return err
+	}
+	fn.Solver.Sensitive, fn.resolved = ids, true
+	return nil
 }
 
 // solveCores bounds the cores a worker process's chunk solves use at
@@ -178,6 +202,9 @@ func acquireSolve(ctx context.Context, workers int) (func(), error) {
 // as a pool of one chunk is never solved again.
 func (fn *solveFn) ProcessElement(ctx context.Context, chunk int64, iter func(*ChunkBlock) bool,
 	emit func(OutBlock), setAside func(int64, PoolBlock), emitStat func(ChunkStat)) error {
+	if err := fn.resolve(ctx); err != nil {
+		return err
+	}
 	release, err := acquireSolve(ctx, fn.Solver.Workers)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"context"
 	"math"
 	"reflect"
 	"slices"
@@ -184,7 +185,7 @@ func TestVerifyBlocks(t *testing.T) {
 			got[k] = b
 		}
 		for _, b := range blocks {
-			fn.ProcessElement(b, emitClass, nil)
+			fn.ProcessElement(context.Background(), b, emitClass, nil)
 			fn.FinishBundle(emitClass, func(s Stats) { st = mergeStats(st, s) })
 		}
 		return got, st

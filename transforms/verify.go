@@ -1,6 +1,7 @@
 package transforms
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"reflect"
@@ -59,10 +60,10 @@ const maxBundleClasses = 1 << 18
 
 func init() {
 	beam.RegisterCoder(reflect.TypeOf(classBlock{}), encClassBlock, decClassBlock)
-	register.DoFn3x0[OutBlock, func(int64, classBlock), func(Stats)](&verifyBlockFn{})
+	register.DoFn4x1[context.Context, OutBlock, func(int64, classBlock), func(Stats), error](&verifyBlockFn{})
 	register.Emitter2[int64, classBlock]()
 	register.Function2x1(mergeClassBlocks)
-	register.DoFn3x0[int64, classBlock, func(Stats)](&classStatsFn{})
+	register.DoFn4x1[context.Context, int64, classBlock, func(Stats), error](&classStatsFn{})
 }
 
 func (e *enc) classAcc(c ClassAcc) {
@@ -187,7 +188,10 @@ type verifyBlockFn struct {
 	classes   map[[2]uint64]*ClassAcc
 }
 
-func (fn *verifyBlockFn) ProcessElement(b OutBlock, emitClasses func(int64, classBlock), _ func(Stats)) {
+func (fn *verifyBlockFn) ProcessElement(ctx context.Context, b OutBlock, emitClasses func(int64, classBlock), _ func(Stats)) error {
+	if err := fn.Sensitive.resolve(ctx); err != nil {
+		return err
+	}
 	if fn.classes == nil {
 		fn.classes = map[[2]uint64]*ClassAcc{}
 	}
@@ -217,6 +221,7 @@ func (fn *verifyBlockFn) ProcessElement(b OutBlock, emitClasses func(int64, clas
 	if len(fn.classes) >= maxBundleClasses {
 		fn.flushClasses(emitClasses)
 	}
+	return nil
 }
 
 // countHits adds 1 to hits[j] for every out[j] that in holds (hits may be
@@ -281,13 +286,17 @@ type classStatsFn struct {
 	acc       Stats
 }
 
-func (fn *classStatsFn) ProcessElement(_ int64, b classBlock, _ func(Stats)) {
+func (fn *classStatsFn) ProcessElement(ctx context.Context, _ int64, b classBlock, _ func(Stats)) error {
+	if err := fn.Sensitive.resolve(ctx); err != nil {
+		return err
+	}
 	for _, c := range b.Acc {
 		judgeClass(&fn.acc, c, fn.K, matrix.Mode(fn.Mode))
 		if line := fn.Sensitive.judge(&fn.acc.Sensitive, c); line != "" {
 			fn.acc.problem(line)
 		}
 	}
+	return nil
 }
 
 func (fn *classStatsFn) FinishBundle(emit func(Stats)) {

@@ -105,11 +105,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return usageErr("--spectral_iterations=%d, want at least 1", *iterations)
 	}
 	setStoreTimeout(*timeout) // the list may be in a bucket
+	// Ids or names: the pipeline readies the list for its input.
 	list, err := sens.load(context.Background())
 	if err != nil {
-		return err
-	}
-	if err := sens.resolve(nil); err != nil { // run's lists are ids (pipeline.Run refuses named features)
 		return err
 	}
 	if async := fs.Lookup("async"); async != nil && async.Value.String() == "true" {
@@ -119,9 +117,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		ChunkSize: *chunkSize, Shards: *shards, AutoStart: *autoStart, Runner: runnerName(*runners.Runner), Key: *chunkKey,
 		SpectralIterations: *iterations, PoolShare: *poolShare, ConnectTimeout: *timeout,
 		Report: *metricsOut, Stdout: stdout, KeyOut: *ids.out, Date: day, Gate: gate, FeatureTable: *featureReport, Stderr: stderr}
-	if list != nil {
-		p.SensitiveRecord, p.SensitiveListed = sens.record(), int64(len(list.Entries))
-	}
+	p.Sensitive = list
 	if err := pipeline.CheckParams(p); err != nil {
 		return usageErr("%v", err)
 	}
@@ -154,6 +150,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if res != nil && res.Report.GetPipeline() != nil && (err == nil || errors.Is(err, release.ErrVerification) || errors.As(err, new(*release.GateError))) {
 		r := res.Report
 		problems(stderr, "run", r)
+		sens.noteUnmatched(r.GetSensitive().GetUnmatched(), r.GetSensitive().GetFeatures())
 		fmt.Fprintf(stderr, "smoothanon run: %d rows in %d chunks on %s, %.1fs: valid=%v published=%v J=%.4f classes=%d suppressed=%d created=%d\n",
 			r.Rows, r.GetPipeline().GetChunks(), r.GetPipeline().GetRunner(), r.GetPipeline().GetSeconds(),
 			r.Valid, r.Published, r.Jaccard, r.Classes, r.Suppressed, r.Created)

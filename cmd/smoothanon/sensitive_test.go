@@ -49,6 +49,10 @@ func TestSensitiveSolveVerify(t *testing.T) {
 	if code, stdout, stderr := genCLI(append(verifyArgs, "--sensitive", list, "--sensitive_k", "8")...); code != 0 || parseReport(t, stdout).Sensitive.GetReleased() != rep.Sensitive.Released {
 		t.Fatalf("verify: exit %d: %s", code, stderr)
 	}
+	same := writeList(t, filepath.Join(dir, "same.txt"), "20\n010\n07\n3\n00\n")
+	if code, _, stderr := genCLI(append(verifyArgs, "--sensitive", same, "--sensitive_k", "8")...); code != 0 {
+		t.Errorf("verify with the same ids written otherwise: exit %d: %s", code, stderr)
+	}
 	other := writeList(t, filepath.Join(dir, "o.txt"), "0\n3\n7\n10\n")
 	for _, c := range []struct {
 		args []string
@@ -67,6 +71,14 @@ func TestSensitiveSolveVerify(t *testing.T) {
 	}
 	if code, _, stderr := genCLI(verifyArgs...); code != 2 || !strings.Contains(stderr, "records a sensitive list") {
 		t.Errorf("verify without the list: exit %d, stderr %s", code, stderr)
+	}
+	names := writeList(t, filepath.Join(dir, "names.txt"), "3\n/health\n")
+	runOut := filepath.Join(dir, "run")
+	if code, _, stderr := genCLI("run", "--input", in, "--output", runOut, "--k", "4", "--sensitive", names); code != 2 || !strings.Contains(stderr, `"/health" is not a feature id`) {
+		t.Errorf("run of ids with a name listed: exit %d, stderr %s", code, stderr)
+	}
+	if _, err := os.Stat(runOut); !os.IsNotExist(err) {
+		t.Errorf("run refused, yet %s exists (%v)", runOut, err)
 	}
 	// A release made without a list is not one made with it.
 	plain := filepath.Join(dir, "plain.parquet")
@@ -117,7 +129,8 @@ func TestSensitiveVerifyRefusesViolations(t *testing.T) {
 }
 
 // TestSensitiveNames: solve resolves a list of names through the input's
-// own names, and run refuses named features with a list.
+// own names, and run through the names its job numbers; each release
+// passes verify with the list.
 func TestSensitiveNames(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.parquet")
@@ -137,8 +150,12 @@ func TestSensitiveNames(t *testing.T) {
 	if code, _, stderr := genCLI("verify", "--input", in, "--output", out, "--k", "4", "--sensitive", list); code != 0 {
 		t.Fatalf("verify: exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := genCLI("run", "--input", in, "--output", filepath.Join(dir, "run"), "--k", "4", "--sensitive", list, "--user_ids", "keep"); code != 2 || !strings.Contains(stderr, "not a feature id") {
-		t.Errorf("run with names: exit %d, stderr %s", code, stderr)
+	run := filepath.Join(dir, "run")
+	if code, _, stderr := genCLI("run", "--input", in, "--output", run, "--k", "4", "--sensitive", list, "--user_ids", "keep"); code != 0 || !strings.Contains(stderr, "1 of the 3 entries of --sensitive") {
+		t.Fatalf("run with names: exit %d, stderr %s", code, stderr)
+	}
+	if code, _, stderr := genCLI("verify", "--input", in, "--output", run, "--k", "4", "--sensitive", list); code != 0 {
+		t.Fatalf("verify the run's release: exit %d: %s", code, stderr)
 	}
 	empty := writeList(t, filepath.Join(dir, "empty.txt"), "\n")
 	if code, _, stderr := genCLI("solve", "--input", in, "--output", filepath.Join(dir, "y.parquet"), "--k", "4", "--sensitive", empty); code != 2 || !strings.Contains(stderr, "no entries") {

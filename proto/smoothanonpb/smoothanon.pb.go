@@ -1100,7 +1100,10 @@ type SensitiveFigures struct {
 	Created int64 `protobuf:"varint,8,opt,name=created,proto3" json:"created,omitempty"`
 	// Class features breaking the rule: created (held by fewer than all) or
 	// shown in a class smaller than sensitive_k, or shown at all under drop.
-	Violations    int64 `protobuf:"varint,9,opt,name=violations,proto3" json:"violations,omitempty"`
+	Violations int64 `protobuf:"varint,9,opt,name=violations,proto3" json:"violations,omitempty"`
+	// Entries of the list that name no feature of the input (held by no
+	// one, or misspelt); counted for lists of names only.
+	Unmatched     int64 `protobuf:"varint,10,opt,name=unmatched,proto3" json:"unmatched,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1194,6 +1197,13 @@ func (x *SensitiveFigures) GetCreated() int64 {
 func (x *SensitiveFigures) GetViolations() int64 {
 	if x != nil {
 		return x.Violations
+	}
+	return 0
+}
+
+func (x *SensitiveFigures) GetUnmatched() int64 {
+	if x != nil {
+		return x.Unmatched
 	}
 	return 0
 }
@@ -2725,7 +2735,7 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\x05solve\x18\x1e \x01(\v2\x18.smoothanon.v1.SolveInfoR\x05solve\x127\n" +
 	"\bpipeline\x18\x1f \x01(\v2\x1b.smoothanon.v1.PipelineInfoR\bpipeline\x127\n" +
 	"\bbaseline\x18  \x01(\v2\x1b.smoothanon.v1.BaselineInfoR\bbaseline\x12<\n" +
-	"\bfeatures\x182 \x01(\v2 .smoothanon.v1.FeatureAccountingR\bfeatures\"\x92\x02\n" +
+	"\bfeatures\x182 \x01(\v2 .smoothanon.v1.FeatureAccountingR\bfeatures\"\xb0\x02\n" +
 	"\x10SensitiveFigures\x12\x1f\n" +
 	"\vlist_sha256\x18\x01 \x01(\tR\n" +
 	"listSha256\x12\x1a\n" +
@@ -2741,7 +2751,9 @@ const file_proto_smoothanon_proto_rawDesc = "" +
 	"\acreated\x18\b \x01(\x03R\acreated\x12\x1e\n" +
 	"\n" +
 	"violations\x18\t \x01(\x03R\n" +
-	"violations\"\xc0\x01\n" +
+	"violations\x12\x1c\n" +
+	"\tunmatched\x18\n" +
+	" \x01(\x03R\tunmatched\"\xc0\x01\n" +
 	"\x11FeatureAccounting\x128\n" +
 	"\x05input\x18\x01 \x01(\v2\".smoothanon.v1.FeatureInputFiguresR\x05input\x12>\n" +
 	"\arelease\x18\x02 \x01(\v2$.smoothanon.v1.FeatureReleaseFiguresR\arelease\x12\x1b\n" +
