@@ -360,7 +360,7 @@ func build(p Params, in Input, staging string, h hooks) *beam.Pipeline {
 	if p.FeatureTable != "" {
 		table = release.StagedFeatureTable(staging)
 	}
-	accounted := transforms.Accounting(s, out, transforms.AccountingParams{Table: table, Vocab: vocabPath})
+	accounted := transforms.Accounting(s, out, transforms.AccountingParams{Table: table, Vocab: vocabPath, Sensitive: sens})
 	written := transforms.Write(s, out, transforms.WriteParams{Dir: release.StagedShards(staging), Shards: p.Shards, Metadata: md, Shape: p.OutputShape, Vocab: vocabPath,
 		RunRows: h.runRows, Rows: in.Rows, MaxEntries: maxEntriesOut(in.FeatureValues, mode)})
 	if h.afterWrite != nil {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/smoothanon/smoothanon/gen"
 	"github.com/smoothanon/smoothanon/matrix"
+	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
 	"github.com/smoothanon/smoothanon/sensitive"
 	"github.com/smoothanon/smoothanon/solver"
 	"github.com/smoothanon/smoothanon/transforms"
@@ -173,7 +175,7 @@ func TestSensitiveNames(t *testing.T) {
 	}
 	lines = append(lines, "/nobody")
 	p := Params{Input: in, Output: filepath.Join(dir, "out"), Solver: solver.Params{K: 4, Seed: 1, SensitiveK: 8}, ChunkSize: 200,
-		Sensitive: parseList(t, lines)}
+		Sensitive: parseList(t, lines), FeatureTable: filepath.Join(dir, "features.csv")}
 	res, err := Run(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +184,7 @@ func TestSensitiveNames(t *testing.T) {
 	if s == nil || s.Held == 0 || s.Created != 0 || s.Violations != 0 || s.Unmatched != 1 || s.Features != int64(len(lines)) {
 		t.Fatalf("sensitive figures %v", s)
 	}
+	checkSensitiveTable(t, p.FeatureTable, lines, s)
 	rel, err := matrix.OpenRelease(p.Output, matrix.ReleaseOptions{VerifyChecksums: true})
 	if err != nil {
 		t.Fatal(err)
@@ -226,5 +229,39 @@ func TestSensitiveNames(t *testing.T) {
 	var ie *InputError
 	if _, err := Run(context.Background(), p); !errors.As(err, &ie) || !strings.Contains(err.Error(), `"/health" is not an integer`) {
 		t.Fatalf("a string listed for integer features: %v, want an InputError", err)
+	}
+}
+
+// checkSensitiveTable checks that the feature table at path marks exactly
+// the features named in listed as sensitive, and that their entries add
+// up to the report's sensitive figures s.
+func checkSensitiveTable(t *testing.T, path string, listed []string, s *smoothanonpb.SensitiveFigures) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := verify.FeatureTableHeader + "," + verify.SensitiveColumn; strings.Join(rows[0], ",") != want {
+		t.Fatalf("header %q, want %q", rows[0], want)
+	}
+	var held, released, marked int64
+	for _, r := range rows[1:] {
+		on := slices.Contains(listed, r[0])
+		if (r[5] == "1") != on || (r[5] != "0" && r[5] != "1") {
+			t.Fatalf("feature %q marked %q, listed %v", r[0], r[5], on)
+		}
+		if on {
+			h, _ := strconv.ParseInt(r[1], 10, 64)
+			rel, _ := strconv.ParseInt(r[2], 10, 64)
+			held, released, marked = held+h, released+rel, marked+1
+		}
+	}
+	if marked == 0 || held != s.Held || released != s.Released {
+		t.Errorf("table: %d sensitive features, held %d, released %d; report %v", marked, held, released, s)
 	}
 }

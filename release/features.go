@@ -1,7 +1,6 @@
 package release
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,7 +38,7 @@ func checkFeatureTable(ctx context.Context, p Plan) error {
 			return fmt.Errorf("--feature_report %s: the input %s would read it as input", path, part)
 		}
 	}
-	head, err := readHead(ctx, path, len(verify.FeatureTableHeader)+1)
+	head, err := readHead(ctx, path, len(verify.FeatureTableHeader+","+verify.SensitiveColumn)+1)
 	if errors.Is(err, storage.ErrNotExist) {
 		return nil
 	}
@@ -51,7 +50,7 @@ func checkFeatureTable(ctx context.Context, p Plan) error {
 		return fmt.Errorf("--feature_report %w", err)
 	}
 	switch {
-	case string(head) != verify.FeatureTableHeader+"\n":
+	case !verify.IsFeatureTableHead(head):
 		return fmt.Errorf("--feature_report %s exists and is not a feature table: only a feature table is ever replaced there", path)
 	case p.Overwrite:
 		return nil
@@ -87,7 +86,7 @@ func (r *Run) featureTable(ctx context.Context, o Outcome) ([]byte, error) {
 			return nil, fmt.Errorf("the job staged no feature table: %w", err)
 		}
 	}
-	if !bytes.HasPrefix(b, []byte(verify.FeatureTableHeader+"\n")) {
+	if !verify.IsFeatureTableHead(b) {
 		return nil, errors.New("the work made no feature table")
 	}
 	return b, nil

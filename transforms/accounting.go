@@ -26,6 +26,10 @@ type AccountingParams struct {
 	// Vocab is the staged vocabulary of named features (WriteParams.Vocab):
 	// the table names them. Optional; default ids.
 	Vocab string
+	// Sensitive is the release's sensitive rule: the table marks its
+	// features (verify.FeatureTableOptions.Sensitive). Optional; default
+	// none.
+	Sensitive *SensitiveRule
 }
 
 // featCounts holds the per-feature counts of some features of one block
@@ -78,7 +82,7 @@ func Accounting(s beam.Scope, blocks beam.PCollection, params AccountingParams) 
 	if params.Table == "" {
 		return stats
 	}
-	table := beam.ParDo(s, &featureTableFn{Path: params.Table, Vocab: params.Vocab}, beam.Impulse(s), beam.SideInput{Input: merged})
+	table := beam.ParDo(s, &featureTableFn{Path: params.Table, Vocab: params.Vocab, Sensitive: params.Sensitive}, beam.Impulse(s), beam.SideInput{Input: merged})
 	return beam.Flatten(s, stats, table)
 }
 
@@ -361,8 +365,9 @@ func (fn *summarizeFeaturesFn) FinishBundle(emit func(Stats)) {
 // featureTableFn writes the merged blocks, in feature order, as the
 // feature table.
 type featureTableFn struct {
-	Path  string `json:"path"`
-	Vocab string `json:"vocab,omitempty"`
+	Path      string         `json:"path"`
+	Vocab     string         `json:"vocab,omitempty"`
+	Sensitive *SensitiveRule `json:"sensitive,omitempty"`
 }
 
 func (fn *featureTableFn) ProcessElement(ctx context.Context, _ []byte, blocks func(*int64, *featCounts) bool, emit func(Stats)) error {
@@ -387,16 +392,22 @@ func (fn *featureTableFn) ProcessElement(ctx context.Context, _ []byte, blocks f
 		}
 		counts = append(counts, k.b.counts()...)
 	}
-	var name func(uint32) string
-	if fn.Vocab != "" {
+	var opts verify.FeatureTableOptions
+	if fn.Vocab != "" && len(counts) > 0 { // else no row was read: no vocabulary may exist
 		v, err := loadVocab(ctx, fn.Vocab)
 		if err != nil {
 			return markJobError(err)
 		}
-		name = v.Name
+		opts.Name = v.Name
+		if err := fn.Sensitive.resolve(ctx); err != nil {
+			return err
+		}
+	}
+	if fn.Sensitive != nil {
+		opts.Sensitive = verify.SortedSet(fn.Sensitive.Features)
 	}
 	var buf bytes.Buffer
-	if err := verify.WriteFeatureTable(&buf, counts, name); err != nil {
+	if err := verify.WriteFeatureTable(&buf, counts, opts); err != nil {
 		return err
 	}
 	if err := storage.WriteFile(ctx, fn.Path, buf.Bytes()); err != nil {

@@ -101,7 +101,7 @@ func TestAccounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wantTable bytes.Buffer
-	verify.WriteFeatureTable(&wantTable, counts, nil)
+	verify.WriteFeatureTable(&wantTable, counts, verify.FeatureTableOptions{})
 	if got, err := os.ReadFile(table); err != nil || string(got) != wantTable.String() {
 		t.Errorf("table %q (%v), want %q", got, err, wantTable.String())
 	}

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -351,21 +352,56 @@ func (s *FeatureSummary) Proto() *smoothanonpb.FeatureAccounting {
 }
 
 // FeatureTableHeader is the first line of a feature table
-// (WriteFeatureTable), without its newline.
+// (WriteFeatureTable), without its newline; a table of a release made
+// with a sensitive list adds the column SensitiveColumn.
 const FeatureTableHeader = "feature,held,released,suppressed,created"
 
+// SensitiveColumn is the last column of a feature table written with
+// FeatureTableOptions.Sensitive.
+const SensitiveColumn = "sensitive"
+
+// IsFeatureTableHead says whether b begins with a feature table's header
+// line, with its newline.
+func IsFeatureTableHead(b []byte) bool {
+	return bytes.HasPrefix(b, []byte(FeatureTableHeader+"\n")) || bytes.HasPrefix(b, []byte(FeatureTableHeader+","+SensitiveColumn+"\n"))
+}
+
+// FeatureTableOptions say what a feature table shows besides the counts.
+type FeatureTableOptions struct {
+	// Name is the name of a feature id, for named features. Optional;
+	// default the id.
+	Name func(uint32) string
+	// Sensitive says whether a feature is on the release's sensitive
+	// list, and adds the column SensitiveColumn (1 or 0). Optional;
+	// default no column.
+	Sensitive func(uint32) bool
+}
+
+// SortedSet is the membership function of ids (ascending).
+func SortedSet(ids []uint32) func(uint32) bool {
+	return func(f uint32) bool {
+		_, ok := slices.BinarySearch(ids, f)
+		return ok
+	}
+}
+
 // WriteFeatureTable writes counts as a feature table: CSV (RFC 4180), the
-// header FeatureTableHeader, then one line per count in the order given,
-// each field a decimal integer, except that with name (named features)
-// the feature field is its name, quoted when it holds a comma, a quote
-// or a line break. The table counts what the input's users held: it is
-// as private as the input.
-func WriteFeatureTable(w io.Writer, counts []FeatureCount, name func(uint32) string) error {
+// header FeatureTableHeader (and SensitiveColumn, with opts.Sensitive),
+// then one line per count in the order given, each field a decimal
+// integer, except that with opts.Name (named features) the feature field
+// is its name, quoted when it holds a comma, a quote or a line break. The
+// table counts what the input's users held: it is as private as the
+// input.
+func WriteFeatureTable(w io.Writer, counts []FeatureCount, opts FeatureTableOptions) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	bw.WriteString(FeatureTableHeader + "\n")
+	bw.WriteString(FeatureTableHeader)
+	if opts.Sensitive != nil {
+		bw.WriteString("," + SensitiveColumn)
+	}
+	bw.WriteString("\n")
 	var line []byte
 	for _, c := range counts {
-		line = AppendFeatureLine(line[:0], c, name)
+		line = AppendFeatureLine(line[:0], c, opts)
 		if _, err := bw.Write(line); err != nil {
 			return err
 		}
@@ -373,17 +409,24 @@ func WriteFeatureTable(w io.Writer, counts []FeatureCount, name func(uint32) str
 	return bw.Flush()
 }
 
-// AppendFeatureLine appends c's line of a feature table to b (name: as
+// AppendFeatureLine appends c's line of a feature table to b (opts: as
 // WriteFeatureTable).
-func AppendFeatureLine(b []byte, c FeatureCount, name func(uint32) string) []byte {
-	if name != nil {
-		b = appendCSVField(b, name(c.Feature))
+func AppendFeatureLine(b []byte, c FeatureCount, opts FeatureTableOptions) []byte {
+	if opts.Name != nil {
+		b = appendCSVField(b, opts.Name(c.Feature))
 	} else {
 		b = strconv.AppendUint(b, uint64(c.Feature), 10)
 	}
 	for _, v := range []int64{c.Held, c.Released, c.Suppressed(), c.Created()} {
 		b = append(b, ',')
 		b = strconv.AppendInt(b, v, 10)
+	}
+	switch {
+	case opts.Sensitive == nil:
+	case opts.Sensitive(c.Feature):
+		b = append(b, ",1"...)
+	default:
+		b = append(b, ",0"...)
 	}
 	return append(b, '\n')
 }

@@ -259,7 +259,7 @@ func naiveFeatures(in, out *matrix.Matrix) []FeatureCount {
 // TestWriteFeatureTable pins the side file's format.
 func TestWriteFeatureTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteFeatureTable(&b, []FeatureCount{fc(1, 2, 3, 2), fc(3, 1, 0, 0), fc(1<<32-1, 0, 9, 0)}, nil); err != nil {
+	if err := WriteFeatureTable(&b, []FeatureCount{fc(1, 2, 3, 2), fc(3, 1, 0, 0), fc(1<<32-1, 0, 9, 0)}, FeatureTableOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := "feature,held,released,suppressed,created\n1,2,3,0,1\n3,1,0,1,0\n4294967295,0,9,0,9\n"
@@ -267,16 +267,16 @@ func TestWriteFeatureTable(t *testing.T) {
 		t.Errorf("table\n%s\nwant\n%s", b.String(), want)
 	}
 	b.Reset()
-	if err := WriteFeatureTable(&b, nil, nil); err != nil || b.String() != FeatureTableHeader+"\n" {
+	if err := WriteFeatureTable(&b, nil, FeatureTableOptions{}); err != nil || b.String() != FeatureTableHeader+"\n" {
 		t.Errorf("empty table %q, %v", b.String(), err)
 	}
-	if !reflect.DeepEqual(AppendFeatureLine(nil, fc(0, 0, 0, 0), nil), []byte("0,0,0,0,0\n")) {
+	if !reflect.DeepEqual(AppendFeatureLine(nil, fc(0, 0, 0, 0), FeatureTableOptions{}), []byte("0,0,0,0,0\n")) {
 		t.Error("zero line")
 	}
 	// Named features: the name, quoted as CSV needs.
 	names := map[uint32]string{1: "/sports/football", 3: `a,"b"`, 4: "-7"}
 	b.Reset()
-	if err := WriteFeatureTable(&b, []FeatureCount{fc(1, 2, 3, 2), fc(3, 1, 0, 0), fc(4, 1, 1, 1)}, func(f uint32) string { return names[f] }); err != nil {
+	if err := WriteFeatureTable(&b, []FeatureCount{fc(1, 2, 3, 2), fc(3, 1, 0, 0), fc(4, 1, 1, 1)}, FeatureTableOptions{Name: func(f uint32) string { return names[f] }}); err != nil {
 		t.Fatal(err)
 	}
 	want = "feature,held,released,suppressed,created\n/sports/football,2,3,0,1\n\"a,\"\"b\"\"\",1,0,1,0\n-7,1,1,0,0\n"
@@ -286,6 +286,20 @@ func TestWriteFeatureTable(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(b.String())).ReadAll()
 	if err != nil || len(rows) != 4 || rows[2][0] != `a,"b"` {
 		t.Errorf("named table reads back as %q, %v", rows, err)
+	}
+	// A release made with a sensitive list: a last column marks them.
+	b.Reset()
+	if err := WriteFeatureTable(&b, []FeatureCount{fc(1, 2, 3, 2), fc(3, 1, 0, 0)}, FeatureTableOptions{Sensitive: SortedSet([]uint32{3, 9})}); err != nil {
+		t.Fatal(err)
+	}
+	want = "feature,held,released,suppressed,created,sensitive\n1,2,3,0,1,0\n3,1,0,1,0,1\n"
+	if b.String() != want {
+		t.Errorf("sensitive table\n%s\nwant\n%s", b.String(), want)
+	}
+	for head, is := range map[string]bool{want: true, FeatureTableHeader + "\n": true, FeatureTableHeader + ",x\n": false, "feature,held\n": false} {
+		if IsFeatureTableHead([]byte(head)) != is {
+			t.Errorf("IsFeatureTableHead(%q) = %v", head, !is)
+		}
 	}
 }
 

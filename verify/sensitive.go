@@ -2,7 +2,6 @@ package verify
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/smoothanon/smoothanon/proto/smoothanonpb"
@@ -25,10 +24,7 @@ func SensitiveEntries(in, out, sensitive []uint32) (held, released, kept int64) 
 	if len(sensitive) == 0 {
 		return 0, 0, 0
 	}
-	is := func(f uint32) bool {
-		_, ok := slices.BinarySearch(sensitive, f)
-		return ok
-	}
+	is := SortedSet(sensitive)
 	for _, f := range in {
 		if is(f) {
 			held++

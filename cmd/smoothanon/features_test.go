@@ -33,7 +33,7 @@ func checkAccounting(t *testing.T, in *matrix.Matrix, release, report, table str
 	}
 	checkSums(t, r)
 	var want bytes.Buffer
-	verify.WriteFeatureTable(&want, counts, nil)
+	verify.WriteFeatureTable(&want, counts, verify.FeatureTableOptions{})
 	if got, err := os.ReadFile(table); err != nil || string(got) != want.String() {
 		t.Errorf("feature table (%v):\n%.300s\nwant\n%.300s", err, got, want.String())
 	}

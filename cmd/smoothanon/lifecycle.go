@@ -199,8 +199,8 @@ func featureReportFlag(fs *flag.FlagSet) *string {
 // accountFeatures adds the per-feature accounting of the release out
 // against its input in to o's report and, when table, the full table to
 // o (release.Outcome.FeatureTable); features are named by vocab when it
-// is not nil.
-func accountFeatures(o *release.Outcome, in, out *matrix.Matrix, table bool, vocab *matrix.Vocab) error {
+// is not nil; with a sensitive list (sens), the table marks its features.
+func accountFeatures(o *release.Outcome, in, out *matrix.Matrix, table bool, vocab *matrix.Vocab, sens *sensitiveFlags) error {
 	counts, err := verify.CountFeatures(in, out)
 	if err != nil {
 		return err
@@ -215,7 +215,11 @@ func accountFeatures(o *release.Outcome, in, out *matrix.Matrix, table bool, voc
 	}
 	if table {
 		var b bytes.Buffer
-		if err := verify.WriteFeatureTable(&b, counts, name); err != nil {
+		opts := verify.FeatureTableOptions{Name: name}
+		if sens.list != nil {
+			opts.Sensitive = verify.SortedSet(sens.p.Sensitive)
+		}
+		if err := verify.WriteFeatureTable(&b, counts, opts); err != nil {
 			return err
 		}
 		o.FeatureTable = b.Bytes()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,10 +140,12 @@ func TestSensitiveNames(t *testing.T) {
 	}
 	list := writeList(t, filepath.Join(dir, "s.txt"), "/interest/0000000000\n/interest/0000000001\n/not/held\n")
 	out := filepath.Join(dir, "rel.parquet")
-	code, _, stderr := genCLI("solve", "--input", in, "--output", out, "--k", "4", "--sensitive", list, "--user_ids", "keep", "--metrics_out", filepath.Join(dir, "r.json"))
+	table := filepath.Join(dir, "features.csv")
+	code, _, stderr := genCLI("solve", "--input", in, "--output", out, "--k", "4", "--sensitive", list, "--user_ids", "keep", "--metrics_out", filepath.Join(dir, "r.json"), "--feature_report", table)
 	if code != 0 || !strings.Contains(stderr, "1 of the 3 entries of --sensitive") {
 		t.Fatalf("solve: exit %d: %s", code, stderr)
 	}
+	checkSensitiveColumn(t, table, "/interest/0000000000", "/interest/0000000001")
 	b, _ := os.ReadFile(filepath.Join(dir, "r.json"))
 	if s := parseReport(t, string(b)).Sensitive; s.GetHeld() == 0 || s.GetCreated() != 0 || s.GetFeatures() != 3 {
 		t.Fatalf("figures %v", s)
@@ -157,6 +160,11 @@ func TestSensitiveNames(t *testing.T) {
 	if code, _, stderr := genCLI("verify", "--input", in, "--output", run, "--k", "4", "--sensitive", list); code != 0 {
 		t.Fatalf("verify the run's release: exit %d: %s", code, stderr)
 	}
+	runTable := filepath.Join(dir, "run-features.csv")
+	if code, _, stderr := genCLI("run", "--input", in, "--output", filepath.Join(dir, "run2"), "--k", "4", "--sensitive", list, "--feature_report", runTable); code != 0 {
+		t.Fatalf("run with a feature table: exit %d: %s", code, stderr)
+	}
+	checkSensitiveColumn(t, runTable, "/interest/0000000000", "/interest/0000000001")
 	empty := writeList(t, filepath.Join(dir, "empty.txt"), "\n")
 	if code, _, stderr := genCLI("solve", "--input", in, "--output", filepath.Join(dir, "y.parquet"), "--k", "4", "--sensitive", empty); code != 2 || !strings.Contains(stderr, "no entries") {
 		t.Errorf("empty list: exit %d, stderr %s", code, stderr)
@@ -243,5 +251,34 @@ func TestSensitivePseudonymsWithoutKey(t *testing.T) {
 	r := parseReport(t, stdout)
 	if code != 0 || !r.UsersUnmatched || r.Sensitive.GetHeld() == 0 || !slices.Contains(r.Checks, verify.CheckSensitive) {
 		t.Fatalf("verify without the key: exit %d, report %v: %s", code, r, stderr)
+	}
+}
+
+// checkSensitiveColumn: the feature table at path has the sensitive
+// column, 1 on exactly the features named in want.
+func checkSensitiveColumn(t *testing.T, path string, want ...string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("feature table %s: %d rows, %v", path, len(rows), err)
+	}
+	if got := strings.Join(rows[0], ","); got != verify.FeatureTableHeader+","+verify.SensitiveColumn {
+		t.Fatalf("header %q", got)
+	}
+	var marked []string
+	for _, r := range rows[1:] {
+		if r[len(r)-1] == "1" {
+			marked = append(marked, r[0])
+		} else if r[len(r)-1] != "0" {
+			t.Fatalf("row %q: sensitive field not 0 or 1", r)
+		}
+	}
+	if !slices.Equal(marked, want) {
+		t.Errorf("marked %q, want %q", marked, want)
 	}
 }

@@ -77,7 +77,7 @@ func runSolve(args []string, stdout, stderr io.Writer) error {
 		o.Sensitive = sens.record()
 		o.Report.Solve, info = res.Info, res.Info
 		o.Release = res.Release
-		return o, accountFeatures(&o, in, res.Release, *f.featureReport != "", f.vocab)
+		return o, accountFeatures(&o, in, res.Release, *f.featureReport != "", f.vocab, sens)
 	})
 	if err != nil || r == nil {
 		return err // nil r: an earlier run's release, whose pending key was saved
