@@ -151,7 +151,6 @@ bench-pipeline:
 # ROWS (default 1e7) generated user lists through a local embedded Flink
 # (job server from Maven Central, LOOPBACK workers): wall, peak memory of the
 # Go and Java processes, peak spill size, Jaccard.
-ROWS ?= 10000000
 # smoothanon assess at k = 8 beside the run's result on adult, dblp, 1e6
 # generated lists (LISTS) and playstore: predicted, interval, actual.
 assess-accuracy: build
@@ -164,7 +163,7 @@ assess-cost: build
 	BIN=$(BIN) ROWS="$(ASSESS_ROWS)" EXACT="$(EXACT)" scripts/assess-cost.sh
 
 bench-flink:
-	bash deploy/flink/bench-local.sh $(ROWS)
+	bash deploy/flink/bench-local.sh $(or $(ROWS),10000000)
 
 # The scale bench: bench-flink at 1e7 rows three times, then at 1e8 once,
 # and CPU seconds per row and peak memory side by side
