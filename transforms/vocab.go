@@ -3,7 +3,9 @@ package transforms
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"reflect"
 	"slices"
 	"sync"
@@ -18,15 +20,22 @@ import (
 var vocabNames = beam.NewCounter("smoothanon", "vocab_names")
 
 func init() {
-	// Per name: generic invokers. The DoFns called once per row group,
-	// or once per run, take reflection: each generic registration grows
-	// this package's compile, already the largest of the build
+	// The DoFns here run once per row group, per batch of names or per
+	// run, so they take reflection: each generic registration grows this
+	// package's compile, already the largest of the build
 	// (docs/decisions/026-feature-dictionary.md).
-	register.DoFn3x1[context.Context, RowGroup, func([]byte), error](&readNamesFn{})
-	register.Emitter1[[]byte]()
-	register.Combiner3[vocabAcc, []byte, vocabAcc](&vocabCombineFn{})
+	beam.RegisterType(reflect.TypeOf((*readNamesFn)(nil)).Elem())
+	register.Combiner3[vocabAcc, []byte, []byte](&vocabCombineFn{})
 	beam.RegisterType(reflect.TypeOf((*writeVocabFn)(nil)).Elem())
 }
+
+// vocabShards is the number of keys the distinct names are merged under
+// before one merge of all of them: a name's shard is a hash of its bytes.
+const vocabShards = 64
+
+// maxBundleNames is the most distinct names readNamesFn holds before it
+// sends them on.
+const maxBundleNames = 1 << 20
 
 // VocabParams configure BuildVocab.
 type VocabParams struct {
@@ -51,14 +60,19 @@ type VocabRef struct {
 // element, which Read, GroupPairs and Write take as a side input: they
 // map names to ids and back through the file it names.
 //
-// Each row group's distinct names are emitted once; a global combine,
-// lifted before the shuffle, sorts and merges them. What a worker holds
-// is bounded by the number of distinct names, not by rows: the combine's
-// accumulator and the final vocabulary hold each name once (its bytes
-// plus a slice header while combining; its bytes plus 16 to 24 bytes
-// once loaded, see matrix.Vocab). A row with a null name, or a string that is
-// not UTF-8, fails the job with a one-line input error naming file, row
-// and column (JobInputError).
+// A bundle's distinct names (at most maxBundleNames at a time) leave it
+// as one sorted batch per shard of the names' hash; a combine per shard
+// merges its batches, and one global combine merges the shards. The
+// bundle does the pre-combining itself because not every runner lifts a
+// combine before its shuffle (Flink's batch runner gathers a key's
+// values in its own heap): the shuffle carries each name once per bundle
+// that holds it, never once per row group. What a worker holds is
+// bounded by the number of distinct names, not by rows: a bundle's set,
+// one shard's batches from each bundle, and the final vocabulary hold
+// each name once (its bytes plus a slice header while combining; its
+// bytes plus 16 to 24 bytes once loaded, see matrix.Vocab). A row with a
+// null name, or a string that is not UTF-8, fails the job with a
+// one-line input error naming file, row and column (JobInputError).
 func BuildVocab(s beam.Scope, files []string, p VocabParams) beam.PCollection {
 	s = s.Scope("BuildVocab")
 	if !p.Layout.Values.Named() || p.Path == "" {
@@ -66,33 +80,90 @@ func BuildVocab(s beam.Scope, files []string, p VocabParams) beam.PCollection {
 	}
 	groups := beam.ParDo(s, &expandRowGroupsFn{Layout: p.Layout}, beam.CreateList(s, files))
 	groups = beam.Reshuffle(s, groups)
-	names := beam.ParDo(s, &readNamesFn{Layout: p.Layout}, groups)
-	all := beam.Combine(s, &vocabCombineFn{}, names)
+	batches := beam.ParDo(s, &readNamesFn{Layout: p.Layout}, groups)
+	shards := beam.DropKey(s, beam.CombinePerKey(s, &vocabCombineFn{}, batches))
+	all := beam.Combine(s, &vocabCombineFn{}, shards)
 	return beam.ParDo(s, &writeVocabFn{Layout: p.Layout, Path: p.Path}, all)
 }
 
-// readNamesFn emits each distinct name of a row group once, as its key
-// (matrix.Vocab).
-type readNamesFn struct{ Layout matrix.Layout }
+// readNamesFn gathers the distinct names (matrix.Vocab keys) of a
+// bundle's row groups and emits them as (shard, batch) pairs: a batch is
+// a shard's names, sorted and encoded by encodeNames.
+type readNamesFn struct {
+	Layout matrix.Layout
+	names  *matrix.Vocab
+}
 
-func (fn *readNamesFn) ProcessElement(ctx context.Context, g RowGroup, emit func([]byte)) error {
+func (fn *readNamesFn) ProcessElement(ctx context.Context, g RowGroup, emit func(int, []byte)) error {
 	f, err := matrix.OpenFileAs(g.File, fn.Layout)
 	if err != nil {
 		return markJobError(err)
 	}
 	defer f.Close()
-	v := matrix.NewGrowingVocab(f.Layout().Values)
-	if err := f.UseVocab(v); err != nil {
+	if fn.names == nil {
+		fn.names = matrix.NewGrowingVocab(f.Layout().Values)
+	}
+	if err := f.UseVocab(fn.names); err != nil {
 		return markJobError(err)
 	}
 	if err := f.ReadRowGroup(int(g.Group), func(string, []uint32) error { return nil }); err != nil {
 		return markJobError(err)
 	}
-	for id := range v.Len() {
-		emit(bytes.Clone(v.Key(uint32(id))))
-	}
 	rowGroupsRead.Inc(ctx, 1)
+	if fn.names.Len() >= maxBundleNames {
+		fn.flush(emit)
+	}
 	return nil
+}
+
+func (fn *readNamesFn) FinishBundle(emit func(int, []byte)) { fn.flush(emit) }
+
+func (fn *readNamesFn) flush(emit func(int, []byte)) {
+	if fn.names == nil {
+		return
+	}
+	shards := make([][][]byte, vocabShards)
+	for id := range fn.names.Len() {
+		key := fn.names.Key(uint32(id))
+		shard := maphash.Bytes(vocabSeed, key) % vocabShards
+		shards[shard] = append(shards[shard], key)
+	}
+	for i, keys := range shards {
+		if len(keys) > 0 {
+			slices.SortFunc(keys, bytes.Compare)
+			emit(i, encodeNames(keys))
+		}
+	}
+	fn.names = nil
+}
+
+// vocabSeed hashes names to shards. A shard only groups names to merge,
+// so the seed need not agree between processes.
+var vocabSeed = maphash.MakeSeed()
+
+// encodeNames encodes keys as a batch: each key's length as a uvarint,
+// then its bytes.
+func encodeNames(keys [][]byte) []byte {
+	var e enc
+	for _, k := range keys {
+		e.uvarint(uint64(len(k)))
+		e.b = append(e.b, k...)
+	}
+	return e.b
+}
+
+// decodeNames appends the keys of a batch to keys; they alias b. A batch
+// is the pipeline's own data, so a malformed one is a bug and panics.
+func decodeNames(keys [][]byte, b []byte) [][]byte {
+	for len(b) > 0 {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || n > uint64(len(b)-w) {
+			panic(fmt.Sprintf("transforms: malformed batch of names at %d bytes before its end", len(b)))
+		}
+		keys = append(keys, b[w:w+int(n):w+int(n)])
+		b = b[w+int(n):]
+	}
+	return keys
 }
 
 // vocabAcc is a set of names being combined: Keys, of which the first
@@ -109,32 +180,35 @@ func (a *vocabAcc) compact() {
 	a.Sorted = len(a.Keys)
 }
 
-// vocabCombineFn gathers the distinct names, compacting the set whenever
-// it has doubled since it last was, so that it never holds more than
-// about twice the distinct names it has seen.
+// grown compacts a whenever its keys have doubled since it last was, so
+// that it never holds more than about twice the distinct names it has
+// seen.
+func (a vocabAcc) grown() vocabAcc {
+	if len(a.Keys) > 2*a.Sorted+1024 {
+		a.compact()
+	}
+	return a
+}
+
+// vocabCombineFn merges batches of names into one batch of the distinct
+// names, sorted.
 type vocabCombineFn struct{}
 
 func (*vocabCombineFn) CreateAccumulator() vocabAcc { return vocabAcc{} }
 
-func (*vocabCombineFn) AddInput(a vocabAcc, key []byte) vocabAcc {
-	a.Keys = append(a.Keys, key)
-	if len(a.Keys) > 2*a.Sorted+1024 {
-		a.compact()
-	}
-	return a
+func (*vocabCombineFn) AddInput(a vocabAcc, batch []byte) vocabAcc {
+	a.Keys = decodeNames(a.Keys, batch)
+	return a.grown()
 }
 
 func (*vocabCombineFn) MergeAccumulators(a, b vocabAcc) vocabAcc {
 	a.Keys = append(a.Keys, b.Keys...)
-	if len(a.Keys) > 2*a.Sorted+1024 {
-		a.compact()
-	}
-	return a
+	return a.grown()
 }
 
-func (*vocabCombineFn) ExtractOutput(a vocabAcc) vocabAcc {
+func (*vocabCombineFn) ExtractOutput(a vocabAcc) []byte {
 	a.compact()
-	return a
+	return encodeNames(a.Keys)
 }
 
 // writeVocabFn writes the sorted names as the vocabulary file.
@@ -143,12 +217,12 @@ type writeVocabFn struct {
 	Path   string
 }
 
-func (fn *writeVocabFn) ProcessElement(ctx context.Context, a vocabAcc, emit func(VocabRef)) error {
-	a.compact()
-	if len(a.Keys) >= 1<<32 {
-		return fmt.Errorf("%d distinct features, more than 2^32-1", len(a.Keys))
+func (fn *writeVocabFn) ProcessElement(ctx context.Context, batch []byte, emit func(VocabRef)) error {
+	keys := decodeNames(nil, batch)
+	if len(keys) >= 1<<32 {
+		return fmt.Errorf("%d distinct features, more than 2^32-1", len(keys))
 	}
-	v, err := matrix.NewVocab(fn.Layout.Values, a.Keys)
+	v, err := matrix.NewVocab(fn.Layout.Values, keys)
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,12 @@
 package transforms
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -116,4 +118,85 @@ func writeRows[T any](t *testing.T, path string, rows []T) {
 	if err := parquet.WriteFile(path, rows); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestReadNamesBundle: a bundle of row groups that share their names
+// sends each distinct name once, in sorted batches of one shard each,
+// however many row groups hold it: a runner that does not lift the
+// combine then shuffles names per bundle, not per row group.
+func TestReadNamesBundle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	m := testUsers(400, rng)
+	files := writeLongFiles(t, t.TempDir(), longPairs(m, rng), 2, 300)
+	fn := &readNamesFn{Layout: longLayout}
+	fn.Layout.Values = matrix.ValuesIntegers
+	groups := 0
+	for _, file := range files {
+		f, err := matrix.OpenFileAs(file, fn.Layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := f.NumRowGroups()
+		f.Close()
+		for g := range n {
+			if err := fn.ProcessElement(t.Context(), RowGroup{File: file, Group: int64(g)}, nil); err != nil {
+				t.Fatal(err)
+			}
+			groups++
+		}
+	}
+	seen := map[string]int{}
+	shards := map[int]bool{}
+	fn.FinishBundle(func(shard int, batch []byte) {
+		if shards[shard] {
+			t.Errorf("shard %d sent twice", shard)
+		}
+		shards[shard] = true
+		keys := decodeNames(nil, batch)
+		if !slices.IsSortedFunc(keys, bytes.Compare) {
+			t.Errorf("shard %d: names not sorted", shard)
+		}
+		for _, k := range keys {
+			seen[string(k)]++
+		}
+	})
+	held := map[uint32]bool{}
+	for _, f := range m.Features {
+		held[f] = true
+	}
+	if groups < 4 || len(seen) != len(held) {
+		t.Fatalf("%d row groups sent %d distinct names, want %d from at least 4 groups", groups, len(seen), len(held))
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("name %x sent %d times, want once", k, n)
+		}
+	}
+	fn.FinishBundle(func(int, []byte) { t.Error("an empty bundle sent a batch") })
+}
+
+// TestVocabCombine: batches with repeats, split and merged in any order,
+// combine to the sorted distinct names.
+func TestVocabCombine(t *testing.T) {
+	var c vocabCombineFn
+	batch := func(names ...string) []byte {
+		var keys [][]byte
+		for _, n := range names {
+			keys = append(keys, []byte(n))
+		}
+		return encodeNames(keys)
+	}
+	a := c.AddInput(c.AddInput(c.CreateAccumulator(), batch("b", "d")), batch("", "a", "d"))
+	b := c.AddInput(c.CreateAccumulator(), batch("c", "b", "e"))
+	got := decodeNames(nil, c.ExtractOutput(c.MergeAccumulators(b, a)))
+	want := [][]byte{{}, []byte("a"), []byte("b"), []byte("c"), []byte("d"), []byte("e")}
+	if !slices.EqualFunc(got, want, bytes.Equal) {
+		t.Errorf("combined %q, want %q", got, want)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a truncated batch did not panic")
+		}
+	}()
+	decodeNames(nil, batch("abc")[:2])
 }
