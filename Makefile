@@ -21,7 +21,7 @@ help:
 	@echo "make bench   benchmarks (medians via benchstat)"
 	@echo "make bench-pipeline  dblp and 1e6 user lists through the pipeline"
 	@echo "make bench-names  ROWS (default 1e6) user lists as uint32 lists, string lists and string pairs on prism"
-	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink"
+	@echo "make bench-flink  ROWS (default 1e7) user lists through a local Flink (FORM=long-str: string pairs)"
 	@echo "make bench-scale  bench-flink at 1e7 (3 runs) and 1e8: CPU per row and peaks side by side"
 	@echo "make bench-cluster  CLUSTER_ROWS (default 1e6) on prism, a standalone Flink cluster and the embedded Flink"
 	@echo "make bench-cluster NETNS=1  the same on hosts that share no disk (namespaces, GCS emulator; root)"
@@ -162,8 +162,10 @@ ASSESS_ROWS ?= 1000000 10000000
 assess-cost: build
 	BIN=$(BIN) ROWS="$(ASSESS_ROWS)" EXACT="$(EXACT)" scripts/assess-cost.sh
 
+# ROWS (default 1e7) generated lists through the embedded Flink; FORM=long-str
+# reads them as long-form string pairs, about 10 per row (bench-local.sh).
 bench-flink:
-	bash deploy/flink/bench-local.sh $(or $(ROWS),10000000)
+	FORM=$(or $(FORM),ids) bash deploy/flink/bench-local.sh $(or $(ROWS),10000000)
 
 # The scale bench: bench-flink at 1e7 rows three times, then at 1e8 once,
 # and CPU seconds per row and peak memory side by side

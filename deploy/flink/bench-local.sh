@@ -11,6 +11,9 @@
 # ROWS defaults to 10,000,000. Environment:
 #   WORK      work directory (default /tmp/smoothanon-flink-bench); the input
 #             is generated once per ROWS and kept there
+#   FORM      the input's form: ids (default; list<uint32>) or long-str
+#             (long form, one row per user and interest, the interest a
+#             string: about 10·ROWS pairs; bench-names' long-str on Flink)
 #   JVM_HEAP  job server heap (default 2g)
 #   PORT      job server port (default 8099)
 #   GO_MEM_GB the memory cgroup limit the Go process (launcher and LOOPBACK
@@ -42,10 +45,17 @@ work=$(cd "$work" && pwd)
 
 (cd "$root" && go build -o "$work/smoothanon" ./cmd/smoothanon)
 bin=$work/smoothanon
-input=$work/userlists-$rows.parquet
+case ${FORM:-ids} in
+ids) input=$work/userlists-$rows.parquet form=() ;;
+long-str) input=$work/userlists-$rows-long-str.parquet form=(--feature_names --shape long) ;;
+*)
+	echo "FORM=$FORM: want ids or long-str" >&2
+	exit 2
+	;;
+esac
 if [[ ! -f $input ]]; then
 	echo "generating $rows rows into $input" >&2
-	"$bin" gen --model userlists --rows "$rows" --columns 1000000 --mean_degree 10 --zipf 1.1 --seed 1 --output "$input"
+	"$bin" gen --model userlists --rows "$rows" --columns 1000000 --mean_degree 10 --zipf 1.1 --seed 1 "${form[@]}" --output "$input"
 fi
 
 cat >"$work/conf/flink-conf.yaml" <<EOF
@@ -157,7 +167,13 @@ rc=0
 ) || rc=$?
 end=$(date +%s)
 if ((rc != 0)); then
-	echo "smoothanon run failed (exit $rc): see $work/run.log and $work/go.time (signal 9 under a memory cgroup: its limit was hit)" >&2
+	why="see $work/run.log and $work/go.time"
+	if grep -q 'OutOfMemoryError' "$work/run.log" "$work/jobserver.log" 2>/dev/null; then
+		why="the job server ran out of heap (JVM_HEAP=$heap): $why"
+	elif grep -q 'Command terminated by signal 9' "$work/go.time" 2>/dev/null; then
+		why="the Go process was killed (signal 9; under a memory cgroup, its limit was hit): $why"
+	fi
+	echo "smoothanon run failed (exit $rc): $why" >&2
 	exit 1
 fi
 # The bytes every job vertex wrote to its exchanges (Flink's write-bytes),
