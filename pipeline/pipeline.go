@@ -314,7 +314,8 @@ func readRows(s beam.Scope, in Input, vocabPath string) beam.PCollection {
 	files := slices.Sorted(slices.Values(in.Files))
 	var vocab beam.PCollection
 	if vocabPath != "" {
-		vocab = transforms.BuildVocab(s, files, transforms.VocabParams{Layout: in.layout(), Path: vocabPath})
+		vocab = transforms.BuildVocab(s, files, transforms.VocabParams{Layout: in.layout(), Path: vocabPath,
+			Shards: max(transforms.GroupShards(in.Rows), transforms.DefaultVocabShards)})
 	}
 	if in.long() {
 		return transforms.GroupPairs(s, files, transforms.GroupParams{Layout: in.layout(), Vocab: vocab, Shards: transforms.GroupShards(in.Rows)})

@@ -2,6 +2,7 @@ package transforms
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -29,9 +30,8 @@ func init() {
 	beam.RegisterType(reflect.TypeOf((*writeVocabFn)(nil)).Elem())
 }
 
-// vocabShards is the number of keys the distinct names are merged under
-// before one merge of all of them: a name's shard is a hash of its bytes.
-const vocabShards = 64
+// DefaultVocabShards is VocabParams.Shards's default.
+const DefaultVocabShards = 64
 
 // maxBundleNames is the most distinct names readNamesFn holds before it
 // sends them on.
@@ -45,6 +45,12 @@ type VocabParams struct {
 	// Path is where the vocabulary is written (the run's staging,
 	// release.StagedVocab), local or a URI. Required.
 	Path string
+	// Shards is the number of keys the distinct names are merged under
+	// before one merge of all of them (a name's shard is a hash of its
+	// bytes); what a runner that gathers a key's values holds for a key
+	// is about the distinct names of all bundles over Shards. Optional;
+	// default DefaultVocabShards.
+	Shards int
 }
 
 // VocabRef names the vocabulary BuildVocab wrote.
@@ -66,21 +72,22 @@ type VocabRef struct {
 // bundle does the pre-combining itself because not every runner lifts a
 // combine before its shuffle (Flink's batch runner gathers a key's
 // values in its own heap): the shuffle carries each name once per bundle
-// that holds it, never once per row group. What a worker holds is
-// bounded by the number of distinct names, not by rows: a bundle's set,
-// one shard's batches from each bundle, and the final vocabulary hold
-// each name once (its bytes plus a slice header while combining; its
-// bytes plus 16 to 24 bytes once loaded, see matrix.Vocab). A row with a
+// that holds it, never once per row group. A bundle's set and the final
+// vocabulary hold each name once (its bytes plus a slice header while
+// combining; its bytes plus 16 to 24 bytes once loaded, see
+// matrix.Vocab); a shard's combine holds its names once per bundle that
+// sent them, which p.Shards divides (the pipeline scales it with the
+// input, GroupShards). A row with a
 // null name, or a string that is not UTF-8, fails the job with a
 // one-line input error naming file, row and column (JobInputError).
 func BuildVocab(s beam.Scope, files []string, p VocabParams) beam.PCollection {
 	s = s.Scope("BuildVocab")
-	if !p.Layout.Values.Named() || p.Path == "" {
-		panic(fmt.Sprintf("transforms.BuildVocab: layout %v, path %q: want named features and a path", p.Layout, p.Path))
+	if !p.Layout.Values.Named() || p.Path == "" || p.Shards < 0 {
+		panic(fmt.Sprintf("transforms.BuildVocab: layout %v, path %q, %d shards: want named features, a path and shards >= 0", p.Layout, p.Path, p.Shards))
 	}
 	groups := beam.ParDo(s, &expandRowGroupsFn{Layout: p.Layout}, beam.CreateList(s, files))
 	groups = beam.Reshuffle(s, groups)
-	batches := beam.ParDo(s, &readNamesFn{Layout: p.Layout}, groups)
+	batches := beam.ParDo(s, &readNamesFn{Layout: p.Layout, Shards: cmp.Or(p.Shards, DefaultVocabShards)}, groups)
 	shards := beam.DropKey(s, beam.CombinePerKey(s, &vocabCombineFn{}, batches))
 	all := beam.Combine(s, &vocabCombineFn{}, shards)
 	return beam.ParDo(s, &writeVocabFn{Layout: p.Layout, Path: p.Path}, all)
@@ -91,6 +98,7 @@ func BuildVocab(s beam.Scope, files []string, p VocabParams) beam.PCollection {
 // a shard's names, sorted and encoded by encodeNames.
 type readNamesFn struct {
 	Layout matrix.Layout
+	Shards int
 	names  *matrix.Vocab
 }
 
@@ -122,10 +130,10 @@ func (fn *readNamesFn) flush(emit func(int, []byte)) {
 	if fn.names == nil {
 		return
 	}
-	shards := make([][][]byte, vocabShards)
+	shards := make([][][]byte, fn.Shards)
 	for id := range fn.names.Len() {
 		key := fn.names.Key(uint32(id))
-		shard := maphash.Bytes(vocabSeed, key) % vocabShards
+		shard := maphash.Bytes(vocabSeed, key) % uint64(fn.Shards)
 		shards[shard] = append(shards[shard], key)
 	}
 	for i, keys := range shards {

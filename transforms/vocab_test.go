@@ -128,7 +128,7 @@ func TestReadNamesBundle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	m := testUsers(400, rng)
 	files := writeLongFiles(t, t.TempDir(), longPairs(m, rng), 2, 300)
-	fn := &readNamesFn{Layout: longLayout}
+	fn := &readNamesFn{Layout: longLayout, Shards: 16}
 	fn.Layout.Values = matrix.ValuesIntegers
 	groups := 0
 	for _, file := range files {
@@ -163,6 +163,9 @@ func TestReadNamesBundle(t *testing.T) {
 	held := map[uint32]bool{}
 	for _, f := range m.Features {
 		held[f] = true
+	}
+	if shard := len(shards); shard < 2 || shard > 16 {
+		t.Errorf("names sent in %d shards, want 2 to 16", shard)
 	}
 	if groups < 4 || len(seen) != len(held) {
 		t.Fatalf("%d row groups sent %d distinct names, want %d from at least 4 groups", groups, len(seen), len(held))
