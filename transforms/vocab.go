@@ -77,9 +77,9 @@ type VocabRef struct {
 // combining; its bytes plus 16 to 24 bytes once loaded, see
 // matrix.Vocab); a shard's combine holds its names once per bundle that
 // sent them, which p.Shards divides (the pipeline scales it with the
-// input, GroupShards). A row with a
-// null name, or a string that is not UTF-8, fails the job with a
-// one-line input error naming file, row and column (JobInputError).
+// input, GroupShards). A row with a null name, or a string that is not
+// UTF-8, fails the job with a one-line input error naming file, row and
+// column (JobInputError).
 func BuildVocab(s beam.Scope, files []string, p VocabParams) beam.PCollection {
 	s = s.Scope("BuildVocab")
 	if !p.Layout.Values.Named() || p.Path == "" || p.Shards < 0 {
