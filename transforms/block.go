@@ -41,6 +41,13 @@ const (
 // full reports whether a block of rows rows and entries entries is full.
 func full(rows, entries int) bool { return rows >= MaxBlockRows || entries >= MaxBlockEntries }
 
+// overflows reports whether a row of n entries would take block b, which
+// holds rows, past MaxBlockEntries: b is then emitted first, and the row
+// starts a block of its own.
+func overflows(b *matrix.Matrix, n int) bool {
+	return b.NumRows() > 0 && len(b.Features)+n > MaxBlockEntries
+}
+
 // KeyedBlock is a block of rows with, per row, the leading sort key chosen
 // by SignatureParams.Key (0 for KeyMinHash) and a second key (the lead key
 // before sharpening, see ChunkParams.Sharpen; else 0). A row's full sort

@@ -261,7 +261,7 @@ func (fn *groupUserFn) ProcessElement(ctx context.Context, _ int, batches func(*
 			u.feats = slices.Compact(u.feats)
 			repeated += int64(n - len(u.feats))
 		}
-		if fn.block.NumRows() > 0 && len(fn.block.Features)+len(u.feats) > MaxBlockEntries {
+		if overflows(&fn.block, len(u.feats)) {
 			fn.flush(ctx, emit)
 		}
 		fn.block.Users = append(fn.block.Users, id)

@@ -27,7 +27,8 @@ func init() {
 // Read reads the rows of Parquet files (local paths or gs://, s3://
 // URIs, as matrix.OpenFile opens them) into a PCollection<matrix.Matrix>
 // of blocks of rows: each row group cut into blocks of at most
-// MaxBlockRows rows and MaxBlockEntries entries. Work is split per (file,
+// MaxBlockRows rows and MaxBlockEntries entries (a row of more entries is
+// a block of its own). Work is split per (file,
 // row group): each file's footer is read to list its row groups, the
 // groups are reshuffled across workers, and each is streamed with
 // matrix.File.ReadRowGroup, so no file is ever held in memory whole.
@@ -124,24 +125,29 @@ func (fn *readRowGroupFn) read(ctx context.Context, g RowGroup, v *matrix.Vocab,
 	}
 	defer f.Close()
 	b := emptyMatrix()
+	flush := func() {
+		if b.NumRows() > 0 {
+			rowsRead.Inc(ctx, int64(b.NumRows()))
+			emit(b)
+			b = emptyMatrix()
+		}
+	}
 	err = f.ReadRowGroup(int(g.Group), func(user string, features []uint32) error {
+		if overflows(&b, len(features)) {
+			flush()
+		}
 		b.Users = append(b.Users, user)
 		b.Features = append(b.Features, features...)
 		b.Offsets = append(b.Offsets, int64(len(b.Features)))
 		if full(b.NumRows(), len(b.Features)) {
-			rowsRead.Inc(ctx, int64(b.NumRows()))
-			emit(b)
-			b = emptyMatrix()
+			flush()
 		}
 		return nil
 	})
 	if err != nil {
 		return markJobError(err)
 	}
-	if b.NumRows() > 0 {
-		rowsRead.Inc(ctx, int64(b.NumRows()))
-		emit(b)
-	}
+	flush()
 	rowGroupsRead.Inc(ctx, 1)
 	return nil
 }
