@@ -201,8 +201,11 @@ wrote, disk_kb, slots, shuffle = int(sys.argv[11]), int(sys.argv[12]), sys.argv[
 r = json.load(open(rep))
 p = r.get("pipeline", {})
 cpu = go_cpu + jvm_cpu
+# The solver's own seconds, from the report: the chunks' first solves and
+# the pools' (single-core, summed), a part of the Go process's CPU.
+solves = r.get("solve", {}).get("seconds", 0) + p.get("pool", {}).get("seconds", 0)
 print(f"flink local: {rows} rows, {p.get('chunks')} chunks, {p.get('flink_partitions')} partitions on {slots} slots, "
-      f"wall {wall} s, {rows/wall:.0f} rows/s, CPU {cpu:.0f} s (Go {go_cpu:.0f}, JVM {jvm_cpu:.0f}) = {cpu/rows*1e6:.1f} CPU-us/row, "
+      f"wall {wall} s, {rows/wall:.0f} rows/s, CPU {cpu:.0f} s (Go {go_cpu:.0f}, JVM {jvm_cpu:.0f}) = {cpu/rows*1e6:.1f} CPU-us/row, solves {solves:.0f} s = {solves/rows*1e6:.1f} us/row, "
       f"Go peak RSS {go_kb/1e6:.2f} GB (cgroup limit {limit}), JVM peak RSS {jvm_kb/1e6:.2f} GB, spill peak {tmp_kb/1e6:.2f} GB, "
       f"work directory peak {disk_kb/1e6:.2f} GB (without the input), JVM disk writes {wrote/rows:.0f} B/row, shuffle {shuffle/rows:.0f} B/row, "
       f"Jaccard {r.get('jaccard', 0):.4f}, valid {r.get('valid')}, published {r.get('published')}")

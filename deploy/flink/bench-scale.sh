@@ -34,6 +34,7 @@ def fig(line, pat):
     return float(m.group(1)) if m else float("nan")
 def row(line):
     return {"rows": fig(line, r"^flink local: (\d+) rows"), "cpu": fig(line, r"= ([\d.]+) CPU-us/row"),
+            "solves": fig(line, r"solves \d+ s = ([\d.]+) us/row"),
             "go": fig(line, r"Go peak RSS ([\d.]+) GB"), "jvm": fig(line, r"JVM peak RSS ([\d.]+) GB")}
 small = [row(l) for l in lines if row(l)["rows"] == base]
 large = [row(l) for l in lines if row(l)["rows"] == scale]
@@ -44,4 +45,9 @@ big = large[0]
 print(f"scale: {scale:.0e} rows {big['cpu']:.1f} CPU-us/row against {cpu:.1f} at {base:.0e} (median of {len(small)}): "
       f"{big['cpu']/cpu:.2f}x (goal <= 1.15); Go peak {big['go']:.2f} GB (goal <= 2), "
       f"JVM peak {big['jvm']:.2f} GB against {max(r['jvm'] for r in small):.2f} at {base:.0e}")
+# The solves' share apart: what a chunk's solve costs depends on how alike
+# its rows are, which changes with the rows over fixed columns.
+sol = statistics.median(r["solves"] for r in small)
+print(f"scale: solves {big['solves']:.1f} us/row against {sol:.1f} ({big['solves']/sol:.2f}x); "
+      f"the rest {big['cpu']-big['solves']:.1f} against {cpu-sol:.1f} ({(big['cpu']-big['solves'])/(cpu-sol):.2f}x)")
 PY
