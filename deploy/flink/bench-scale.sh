@@ -17,6 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 base=${BASE_ROWS:-10000000}
 scale=${SCALE_ROWS:-100000000}
 out=${WORK:-/tmp/smoothanon-flink-bench}/scale.txt
+mkdir -p "$(dirname "$out")"
 : >"$out"
 for run in 1 2 3 "$scale"; do
 	rows=$base
