@@ -26,6 +26,7 @@ type enc struct{ b []byte }
 
 func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *enc) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *enc) bytes(p []byte)   { e.uvarint(uint64(len(p))); e.b = append(e.b, p...) }
 func (e *enc) u64(v uint64)     { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
 
 // feats writes a sorted list as a count and varint gaps.
@@ -62,15 +63,19 @@ func (d *dec) uvarint() uint64 {
 	return v
 }
 
-func (d *dec) str() string {
+func (d *dec) str() string { return string(d.bytes()) }
+
+// bytes reads what enc.bytes (or enc.str) wrote. The result aliases the
+// input, its capacity capped at its length.
+func (d *dec) bytes() []byte {
 	n := d.uvarint()
 	if d.err != nil || uint64(len(d.b)) < n {
 		d.err = errShort
-		return ""
+		return nil
 	}
-	s := string(d.b[:n])
+	p := d.b[:n:n]
 	d.b = d.b[n:]
-	return s
+	return p
 }
 
 func (d *dec) u64() uint64 {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"reflect"
@@ -154,8 +153,7 @@ var vocabSeed = maphash.MakeSeed()
 func encodeNames(keys [][]byte) []byte {
 	var e enc
 	for _, k := range keys {
-		e.uvarint(uint64(len(k)))
-		e.b = append(e.b, k...)
+		e.bytes(k)
 	}
 	return e.b
 }
@@ -163,13 +161,14 @@ func encodeNames(keys [][]byte) []byte {
 // decodeNames appends the keys of a batch to keys; they alias b. A batch
 // is the pipeline's own data, so a malformed one is a bug and panics.
 func decodeNames(keys [][]byte, b []byte) [][]byte {
-	for len(b) > 0 {
-		n, w := binary.Uvarint(b)
-		if w <= 0 || n > uint64(len(b)-w) {
-			panic(fmt.Sprintf("transforms: malformed batch of names at %d bytes before its end", len(b)))
+	d := dec{b: b}
+	for len(d.b) > 0 {
+		at := len(d.b)
+		k := d.bytes()
+		if d.err != nil {
+			panic(fmt.Sprintf("transforms: malformed batch of names at %d bytes before its end", at))
 		}
-		keys = append(keys, b[w:w+int(n):w+int(n)])
-		b = b[w+int(n):]
+		keys = append(keys, k)
 	}
 	return keys
 }
