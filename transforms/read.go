@@ -28,10 +28,10 @@ func init() {
 // URIs, as matrix.OpenFile opens them) into a PCollection<matrix.Matrix>
 // of blocks of rows: each row group cut into blocks of at most
 // MaxBlockRows rows and MaxBlockEntries entries (a row of more entries is
-// a block of its own). Work is split per (file,
-// row group): each file's footer is read to list its row groups, the
-// groups are reshuffled across workers, and each is streamed with
-// matrix.File.ReadRowGroup, so no file is ever held in memory whole.
+// a block of its own). Work is split per (file, row group): each file's
+// footer is read to list its row groups, the groups are reshuffled across
+// workers, and each is streamed with matrix.File.ReadRowGroup, so no file
+// is ever held in memory whole.
 // Beam's parquetio is not used: it reads whole files. A file that cannot
 // be read fails the job with a one-line input error (JobInputError).
 //
